@@ -1,0 +1,66 @@
+# Memory Console — every target sets up what it needs, so each works on a fresh clone.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+WEB_WORKERS ?= 2
+WEB_THREADS ?= 4
+
+.PHONY: install browser run test lint format bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+## run: set up and serve on http://$(HOST):$(PORT) with the embedded default (SQLite)
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput -v0
+	$(PY) manage.py bootstrap_demo --base-url http://$(HOST):$(PORT)
+	@# The job worker runs beside the web server; both stop together on Ctrl-C.
+	trap 'kill 0' INT TERM EXIT; \
+	$(PY) manage.py run_worker & \
+	$(BIN)/gunicorn memory_console.wsgi --bind $(HOST):$(PORT) \
+		--workers $(WEB_WORKERS) --threads $(WEB_THREADS) --access-logfile -
+
+## browser: Debian's chromium for the browser tests (installed when running as root)
+browser:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's chromium for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "chromium is missing and cannot be installed here: browser tests will be skipped"; \
+	  fi; }
+
+## test: set up and run the whole suite (DATABASE_URL selects the backend)
+test: install browser
+	$(BIN)/pytest
+
+## lint: ruff lint + format check, and no model change without its migration
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(PY) manage.py makemigrations --check --dry-run
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+## bench: the benchmarks; each prints its figures
+bench: install
+	$(PY) bench/ingest.py
+	$(PY) bench/search.py
+	$(PY) bench/retrieval.py
+	$(PY) bench/ingest_documents.py
+	$(PY) bench/console_render.py
+
+clean:
+	rm -rf $(VENV) data

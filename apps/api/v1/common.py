@@ -1,0 +1,103 @@
+"""Shared pieces of the v1 API: strict serializers, cursor pagination, the agent of a request."""
+
+from django.conf import settings
+from rest_framework import exceptions, serializers
+from rest_framework.pagination import CursorPagination
+
+from apps.core.auth import AgentPrincipal
+
+
+class StrictSerializer(serializers.Serializer):
+    """A serializer that rejects fields it does not know instead of silently dropping them."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                allowed = ", ".join(self.fields)
+                raise exceptions.ValidationError(
+                    {name: [f"Unknown field. Allowed fields: {allowed}."] for name in unknown}
+                )
+        return super().to_internal_value(data)
+
+
+class MetadataField(serializers.DictField):
+    """A JSON object of free-form metadata."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("default", dict)
+        super().__init__(child=serializers.JSONField(), **kwargs)
+
+
+def principal(request) -> AgentPrincipal:
+    return request.user
+
+
+def actor_name(request) -> str:
+    """How the audit log names the caller: agent:<project>/<agent>."""
+    agent = principal(request).agent
+    return f"agent:{agent.project.slug}/{agent.slug}"
+
+
+class IdCursorPagination(CursorPagination):
+    """Cursor pages in creation order, newest first (ids are time-ordered UUIDs)."""
+
+    ordering = "-id"
+    page_size_query_param = "limit"
+
+    def __init__(self):
+        self.page_size = settings.API_PAGE_SIZE
+        self.max_page_size = settings.API_MAX_PAGE_SIZE
+
+    def get_page_size(self, request):
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        return parse_limit(raw, maximum=self.max_page_size)
+
+    def paginate_queryset(self, queryset, request, view=None):
+        try:
+            return super().paginate_queryset(queryset, request, view)
+        except exceptions.NotFound:
+            raise exceptions.ValidationError(
+                {"cursor": ["Invalid cursor: pass the 'next' or 'previous' link of a page."]}
+            ) from None
+
+
+def parse_limit(raw: str, *, maximum: int) -> int:
+    try:
+        limit = int(raw)
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= maximum:
+        raise exceptions.ValidationError(
+            {"limit": [f"Must be a whole number from 1 to {maximum}."]}
+        )
+    return limit
+
+
+_paginated_classes: dict[type, type] = {}
+
+
+def paginated(serializer_class: type) -> type:
+    """Return the schema serializer of a cursor page of serializer_class items."""
+    if serializer_class not in _paginated_classes:
+        name = serializer_class.__name__.removesuffix("Serializer")
+        _paginated_classes[serializer_class] = type(
+            f"Paginated{name}List",
+            (serializers.Serializer,),
+            {
+                "next": serializers.URLField(allow_null=True),
+                "previous": serializers.URLField(allow_null=True),
+                "results": serializer_class(many=True),
+            },
+        )
+    return _paginated_classes[serializer_class]
+
+
+def paginate(request, view, queryset, serializer_class, *, ordering: str = "-id"):
+    paginator = IdCursorPagination()
+    paginator.ordering = ordering
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    return paginator.get_paginated_response(serializer_class(page, many=True).data)

@@ -1,0 +1,33 @@
+"""The effective memory config of the calling agent."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.api.v1.common import principal
+from apps.memconfig.selectors import config_effective
+
+
+class EffectiveConfigSerializer(serializers.Serializer):
+    project = serializers.CharField()
+    agent = serializers.CharField()
+    values = serializers.DictField(help_text="Every memory setting with its effective value.")
+    sources = serializers.DictField(
+        child=serializers.ChoiceField(choices=["default", "project", "agent"]),
+        help_text="For each setting, the level its value comes from.",
+    )
+
+
+class ConfigApi(APIView):
+    @extend_schema(operation_id="config_read", responses=EffectiveConfigSerializer)
+    def get(self, request):
+        agent = principal(request).agent
+        effective = config_effective(agent=agent)
+        body = {
+            "project": agent.project.slug,
+            "agent": agent.slug,
+            "values": effective.values,
+            "sources": effective.sources,
+        }
+        return Response(EffectiveConfigSerializer(body).data)

@@ -1,0 +1,198 @@
+"""Knowledge bases and their documents: create, upload (file or text), watch, re-index, delete."""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions, serializers, status
+from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.api.v1.common import StrictSerializer, actor_name, paginate, paginated, principal
+from apps.api.v1.parsers import PlainNameMultiPartParser
+from apps.core.errors import PayloadTooLarge
+from apps.knowledge import selectors, services
+from apps.knowledge.models import DocumentStatus
+
+
+class KnowledgeBaseSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    slug = serializers.SlugField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class DocumentSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    knowledge_base = serializers.SlugField(source="knowledge_base.slug")
+    title = serializers.CharField()
+    status = serializers.ChoiceField(choices=DocumentStatus.choices)
+    progress = serializers.IntegerField(help_text="Percent of ingestion done.")
+    error = serializers.CharField(help_text="Why the document failed, when it did.")
+    attempts = serializers.IntegerField()
+    mime_type = serializers.CharField()
+    size_bytes = serializers.IntegerField()
+    content_hash = serializers.CharField()
+    chunk_count = serializers.IntegerField()
+    token_count = serializers.IntegerField()
+    metadata = serializers.DictField()
+    uploaded_by = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class DocumentUploadedSerializer(DocumentSerializer):
+    duplicate = serializers.BooleanField(
+        help_text="True when this content was already in the knowledge base; no copy was stored."
+    )
+
+
+class ChunkSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    chunk_index = serializers.IntegerField()
+    content = serializers.CharField()
+    token_count = serializers.IntegerField()
+    metadata = serializers.DictField(help_text="page and heading, where known.")
+
+
+class KnowledgeBaseListApi(APIView):
+    class KnowledgeBaseCreateSerializer(StrictSerializer):
+        slug = serializers.SlugField(max_length=64)
+        name = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+        description = serializers.CharField(required=False, default="", allow_blank=True)
+
+    @extend_schema(
+        operation_id="knowledge_bases_list",
+        parameters=[OpenApiParameter("limit", int), OpenApiParameter("cursor", str)],
+        responses=paginated(KnowledgeBaseSerializer),
+    )
+    def get(self, request):
+        kbs = selectors.knowledge_base_list(project=principal(request).project)
+        return paginate(request, self, kbs, KnowledgeBaseSerializer)
+
+    @extend_schema(
+        operation_id="knowledge_bases_create",
+        request=KnowledgeBaseCreateSerializer,
+        responses={201: KnowledgeBaseSerializer},
+    )
+    def post(self, request):
+        data = self.KnowledgeBaseCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        kb = services.knowledge_base_create(
+            project=principal(request).project, **data.validated_data
+        )
+        return Response(KnowledgeBaseSerializer(kb).data, status=status.HTTP_201_CREATED)
+
+
+class DocumentListApi(APIView):
+    parser_classes = [PlainNameMultiPartParser, JSONParser]
+
+    class DocumentTextSerializer(StrictSerializer):
+        title = serializers.CharField(max_length=300)
+        text = serializers.CharField(trim_whitespace=False)
+
+    class DocumentFileSerializer(StrictSerializer):
+        file = serializers.FileField(allow_empty_file=True)
+        title = serializers.CharField(max_length=300, required=False, default="")
+
+    @extend_schema(
+        operation_id="documents_list",
+        parameters=[
+            OpenApiParameter("status", str, enum=DocumentStatus.values),
+            OpenApiParameter("limit", int),
+            OpenApiParameter("cursor", str),
+        ],
+        responses=paginated(DocumentSerializer),
+    )
+    def get(self, request, kb_slug):
+        kb = selectors.knowledge_base_get(project=principal(request).project, slug=kb_slug)
+        state = request.query_params.get("status")
+        if state is not None and state not in DocumentStatus.values:
+            raise exceptions.ValidationError(
+                {"status": [f"Must be one of {', '.join(DocumentStatus.values)}."]}
+            )
+        return paginate(
+            request, self, selectors.document_list(kb=kb, status=state), DocumentSerializer
+        )
+
+    @extend_schema(
+        operation_id="documents_upload",
+        request={
+            "multipart/form-data": DocumentFileSerializer,
+            "application/json": DocumentTextSerializer,
+        },
+        responses={202: DocumentUploadedSerializer, 200: DocumentUploadedSerializer},
+        description="Upload a file (multipart `file`: PDF, Markdown, HTML or text) or JSON "
+        "`{title, text}`. Ingestion runs in the background: poll the document until it is "
+        "`ready` or `failed`. Content already in the knowledge base answers 200 with the "
+        "existing document and `duplicate: true`.",
+    )
+    def post(self, request, kb_slug):
+        caller = principal(request)
+        kb = selectors.knowledge_base_get(project=caller.project, slug=kb_slug)
+        actor = f"agent:{caller.agent.slug}"
+        if request.content_type.startswith("multipart/"):
+            data = self.DocumentFileSerializer(data=request.data)
+            if getattr(request._request, "upload_too_large", False):
+                raise PayloadTooLarge("file: the upload is over the size limit; split the file.")
+            data.is_valid(raise_exception=True)
+            result = services.document_upload(
+                kb=kb,
+                upload=data.validated_data["file"],
+                title=data.validated_data["title"],
+                actor=actor,
+            )
+        else:
+            data = self.DocumentTextSerializer(data=request.data)
+            data.is_valid(raise_exception=True)
+            result = services.document_from_text(kb=kb, actor=actor, **data.validated_data)
+        body = DocumentSerializer(result.document).data
+        body["duplicate"] = not result.created
+        return Response(
+            body, status=status.HTTP_202_ACCEPTED if result.created else status.HTTP_200_OK
+        )
+
+
+class DocumentDetailApi(APIView):
+    @extend_schema(operation_id="documents_read", responses=DocumentSerializer)
+    def get(self, request, document_id):
+        document = selectors.document_get(
+            project=principal(request).project, document_id=document_id
+        )
+        return Response(DocumentSerializer(document).data)
+
+    @extend_schema(operation_id="documents_delete", responses={204: None})
+    def delete(self, request, document_id):
+        document = selectors.document_get(
+            project=principal(request).project, document_id=document_id
+        )
+        services.document_delete(document=document, actor=actor_name(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DocumentReindexApi(APIView):
+    @extend_schema(
+        operation_id="documents_reindex",
+        request=None,
+        responses={202: DocumentSerializer},
+        description="Extract and chunk the document again; its chunks leave search until done.",
+    )
+    def post(self, request, document_id):
+        document = selectors.document_get(
+            project=principal(request).project, document_id=document_id
+        )
+        document = services.document_reindex(document=document)
+        return Response(DocumentSerializer(document).data, status=status.HTTP_202_ACCEPTED)
+
+
+class DocumentChunksApi(APIView):
+    @extend_schema(
+        operation_id="documents_chunks",
+        parameters=[OpenApiParameter("limit", int), OpenApiParameter("cursor", str)],
+        responses=paginated(ChunkSerializer),
+    )
+    def get(self, request, document_id):
+        document = selectors.document_get(
+            project=principal(request).project, document_id=document_id
+        )
+        chunks = selectors.chunk_list(document=document)
+        return paginate(request, self, chunks, ChunkSerializer, ordering="id")

@@ -1,0 +1,106 @@
+"""Drop-ins for the memory-upsert / memory-search webhook pair: facts in a knowledge base."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.api.v1.common import MetadataField, StrictSerializer, principal
+from apps.knowledge.selectors import knowledge_base_get
+from apps.knowledge.services import memory_upsert
+from apps.search.scope import Scope
+from apps.search.selectors import query_vector, search
+
+
+class UpsertOutSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="The chunk id.")
+    document_id = serializers.UUIDField()
+    namespace = serializers.CharField()
+    created = serializers.BooleanField(help_text="False when the same content was stored before.")
+
+
+class MemoryUpsertApi(APIView):
+    class UpsertInSerializer(StrictSerializer):
+        content = serializers.CharField(max_length=20000)
+        namespace = serializers.SlugField(max_length=64)
+        metadata = MetadataField()
+
+    @extend_schema(
+        operation_id="memory_upsert",
+        request=UpsertInSerializer,
+        responses={201: UpsertOutSerializer, 200: UpsertOutSerializer},
+        description="Store a fact in the knowledge base named by `namespace` (created on first "
+        "use). It is embedded in the background; identical content is stored once.",
+    )
+    def post(self, request):
+        data = self.UpsertInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        params = data.validated_data
+        caller = principal(request)
+        result = memory_upsert(
+            project=caller.project,
+            namespace=params["namespace"],
+            content=params["content"],
+            metadata=params["metadata"],
+            actor=f"agent:{caller.agent.slug}",
+        )
+        body = {
+            "id": str(result.chunk.id),
+            "document_id": result.document.id,
+            "namespace": params["namespace"],
+            "created": result.created,
+        }
+        return Response(
+            body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        )
+
+
+class MemoryHitSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    content = serializers.CharField()
+    score = serializers.FloatField(help_text="Fused score; higher is better.")
+    similarity = serializers.FloatField(
+        allow_null=True, help_text="Cosine similarity, when the project has vectors."
+    )
+    metadata = serializers.DictField()
+
+
+class MemorySearchOutSerializer(serializers.Serializer):
+    results = MemoryHitSerializer(many=True)
+
+
+class MemorySearchApi(APIView):
+    class MemorySearchInSerializer(StrictSerializer):
+        query = serializers.CharField(max_length=2000)
+        namespace = serializers.SlugField(max_length=64)
+        top_k = serializers.IntegerField(min_value=1, max_value=50, default=5)
+
+    @extend_schema(
+        operation_id="memory_search",
+        request=MemorySearchInSerializer,
+        responses=MemorySearchOutSerializer,
+    )
+    def post(self, request):
+        data = self.MemorySearchInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        params = data.validated_data
+        project = principal(request).project
+        kb = knowledge_base_get(project=project, slug=params["namespace"])
+        scope = Scope(kind="chunk", project_id=project.id, knowledge_base_ids=(kb.id,))
+        hits = search(
+            scopes=[scope],
+            query=params["query"],
+            top_k=params["top_k"],
+            vector=query_vector(project_id=project.id, query=params["query"]),
+        )
+        results = [
+            {
+                "id": str(hit.item.chunk_id),
+                "content": hit.item.content,
+                "score": hit.score,
+                "similarity": hit.signals.get("vector", {}).get("score"),
+                "metadata": hit.item.chunk.metadata,
+            }
+            for hit in hits
+        ]
+        return Response({"results": MemoryHitSerializer(results, many=True).data})

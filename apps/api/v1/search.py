@@ -1,0 +1,186 @@
+"""POST /search: one query over the agent's messages, its project's knowledge and its entries."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.api.v1.common import StrictSerializer, principal
+from apps.core.errors import NotFound
+from apps.knowledge.selectors import knowledge_base_get, knowledge_base_list
+from apps.memconfig.selectors import config_effective
+from apps.search.models import ItemKind
+from apps.search.scope import Scope
+from apps.search.selectors import query_vector, search
+from apps.tenancy.selectors import resource_find
+from apps.threads.selectors import message_context, thread_get
+
+SCOPE_KINDS = {
+    "messages": ItemKind.MESSAGE,
+    "knowledge": ItemKind.CHUNK,
+    "episodic": ItemKind.ENTRY,
+}
+RESULT_TYPES = {
+    ItemKind.MESSAGE: "message",
+    ItemKind.CHUNK: "knowledge",
+    ItemKind.ENTRY: "episodic",
+}
+
+
+class MessageRangeSerializer(StrictSerializer):
+    before = serializers.IntegerField(min_value=0, max_value=20)
+    after = serializers.IntegerField(min_value=0, max_value=20)
+
+
+class SearchInSerializer(StrictSerializer):
+    query = serializers.CharField(max_length=2000)
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(SCOPE_KINDS)),
+        allow_empty=False,
+        default=lambda: ["messages"],
+    )
+    thread_id = serializers.UUIDField(required=False)
+    resource_id = serializers.CharField(max_length=200, required=False)
+    knowledge_base = serializers.SlugField(required=False)
+    top_k = serializers.IntegerField(min_value=1, max_value=50, default=10)
+    message_range = MessageRangeSerializer(required=False)
+
+
+class ContextMessageSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    seq = serializers.IntegerField()
+    role = serializers.CharField()
+    kind = serializers.CharField()
+    content = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class ContextSerializer(serializers.Serializer):
+    before = ContextMessageSerializer(many=True)
+    after = ContextMessageSerializer(many=True)
+
+
+class SearchResultSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=["message", "knowledge", "episodic"])
+    id = serializers.CharField(help_text="The message, chunk or entry id.")
+    content = serializers.CharField()
+    score = serializers.FloatField(help_text="Fused score; higher is better.")
+    signals = serializers.DictField(help_text="Per signal: rank and raw score; recency: age.")
+    thread_id = serializers.UUIDField(allow_null=True)
+    message_id = serializers.UUIDField(allow_null=True)
+    seq = serializers.IntegerField(allow_null=True)
+    metadata = serializers.DictField()
+    context = ContextSerializer(allow_null=True)
+
+
+class SearchOutSerializer(serializers.Serializer):
+    results = SearchResultSerializer(many=True)
+
+
+class SearchApi(APIView):
+    @extend_schema(
+        operation_id="search",
+        request=SearchInSerializer,
+        responses=SearchOutSerializer,
+        description="Hybrid search (full-text + vectors when an embedder is configured + "
+        "recency), fused by rank. Message hits carry the messages around them.",
+    )
+    def post(self, request):
+        data = SearchInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        params = data.validated_data
+        agent = principal(request).agent
+        config = config_effective(agent=agent)
+        scopes = _scopes(agent, params)
+        hits = search(
+            scopes=scopes,
+            query=params["query"],
+            top_k=params["top_k"],
+            vector=query_vector(project_id=agent.project_id, query=params["query"]),
+        )
+        window = params.get("message_range") or {
+            "before": config["semantic_recall_range_before"],
+            "after": config["semantic_recall_range_after"],
+        }
+        return Response({"results": search_results(hits, window)})
+
+
+def _scopes(agent, params) -> list[Scope]:
+    thread = (
+        thread_get(agent=agent, thread_id=params["thread_id"]) if "thread_id" in params else None
+    )
+    resource = None
+    if "resource_id" in params:
+        resource = resource_find(project=agent.project, external_id=params["resource_id"])
+        if resource is None:
+            raise NotFound(f"No resource {params['resource_id']!r} in this project.")
+    if "knowledge_base" in params:
+        kb_ids = (knowledge_base_get(project=agent.project, slug=params["knowledge_base"]).id,)
+    else:
+        kb_ids = tuple(knowledge_base_list(project=agent.project).values_list("id", flat=True))
+    scopes = []
+    for name in dict.fromkeys(params["scopes"]):
+        kind = SCOPE_KINDS[name]
+        if kind == ItemKind.CHUNK:
+            scopes.append(Scope(kind=kind, project_id=agent.project_id, knowledge_base_ids=kb_ids))
+            continue
+        scopes.append(
+            Scope(
+                kind=kind,
+                project_id=agent.project_id,
+                agent_id=agent.id,
+                resource_id=resource.id if resource else None,
+                thread_id=thread.id if thread and kind == ItemKind.MESSAGE else None,
+            )
+        )
+    return scopes
+
+
+def search_results(hits, window: dict) -> list[dict]:
+    """Render hits, with the context range of each message hit (no message shown twice)."""
+    messages = [hit.item.message for hit in hits if hit.item.kind == ItemKind.MESSAGE]
+    context = message_context(hits=messages, before=window["before"], after=window["after"])
+    results = []
+    for hit in hits:
+        item = hit.item
+        result = {
+            "type": RESULT_TYPES[item.kind],
+            "content": item.content,
+            "score": hit.score,
+            "signals": hit.signals,
+            "thread_id": item.thread_id,
+            "message_id": None,
+            "seq": None,
+            "metadata": {},
+            "context": None,
+        }
+        if item.kind == ItemKind.MESSAGE:
+            message = item.message
+            before, after = context[message.id]
+            result.update(
+                id=str(message.id),
+                content=message.content,
+                message_id=message.id,
+                seq=message.seq,
+                metadata=message.metadata,
+                context=ContextSerializer({"before": before, "after": after}).data,
+            )
+        elif item.kind == ItemKind.CHUNK:
+            chunk = item.chunk
+            result.update(
+                id=str(chunk.id),
+                metadata={
+                    **chunk.metadata,
+                    "document_id": str(chunk.document_id),
+                    "chunk_index": chunk.chunk_index,
+                    "knowledge_base_id": str(item.knowledge_base_id),
+                },
+            )
+        else:
+            entry = item.entry
+            result.update(
+                id=str(entry.id),
+                metadata={**entry.metadata, "source": entry.source, "status": entry.status},
+            )
+        results.append(result)
+    return SearchResultSerializer(results, many=True).data

@@ -1,0 +1,71 @@
+from django.urls import path
+
+from apps.api.v1 import (
+    checkpoints,
+    config,
+    episodic,
+    knowledge,
+    memory,
+    messages,
+    plans,
+    runs,
+    search,
+    threads,
+)
+
+app_name = "v1"
+
+urlpatterns = [
+    path("threads", threads.ThreadListApi.as_view(), name="threads"),
+    path("threads/<uuid:thread_id>", threads.ThreadDetailApi.as_view(), name="thread"),
+    path("threads/<uuid:thread_id>/messages", messages.MessageListApi.as_view(), name="messages"),
+    path("threads/<uuid:thread_id>/runs", runs.RunStartApi.as_view(), name="runs"),
+    path("threads/<uuid:thread_id>/plan", plans.PlanApi.as_view(), name="plan"),
+    path(
+        "threads/<uuid:thread_id>/iterations",
+        plans.IterationListApi.as_view(),
+        name="iterations",
+    ),
+    path("runs/<uuid:run_id>", runs.RunDetailApi.as_view(), name="run"),
+    path("runs/<uuid:run_id>/finish", runs.RunFinishApi.as_view(), name="run-finish"),
+    path(
+        "runs/<uuid:run_id>/checkpoints",
+        checkpoints.CheckpointListApi.as_view(),
+        name="checkpoints",
+    ),
+    path("runs/<uuid:run_id>/snapshot", checkpoints.SnapshotApi.as_view(), name="snapshot"),
+    path(
+        "checkpoints/<uuid:checkpoint_id>",
+        checkpoints.CheckpointDetailApi.as_view(),
+        name="checkpoint",
+    ),
+    path(
+        "checkpoints/<uuid:checkpoint_id>/resume",
+        checkpoints.CheckpointResumeApi.as_view(),
+        name="checkpoint-resume",
+    ),
+    path("config", config.ConfigApi.as_view(), name="config"),
+    path("search", search.SearchApi.as_view(), name="search"),
+    path("episodic", episodic.EntryListApi.as_view(), name="entries"),
+    path("episodic/recall", episodic.EntryRecallApi.as_view(), name="entries-recall"),
+    path("episodic/<uuid:entry_id>", episodic.EntryDetailApi.as_view(), name="entry"),
+    path("knowledge-bases", knowledge.KnowledgeBaseListApi.as_view(), name="knowledge-bases"),
+    path(
+        "knowledge-bases/<slug:kb_slug>/documents",
+        knowledge.DocumentListApi.as_view(),
+        name="documents",
+    ),
+    path("documents/<uuid:document_id>", knowledge.DocumentDetailApi.as_view(), name="document"),
+    path(
+        "documents/<uuid:document_id>/reindex",
+        knowledge.DocumentReindexApi.as_view(),
+        name="document-reindex",
+    ),
+    path(
+        "documents/<uuid:document_id>/chunks",
+        knowledge.DocumentChunksApi.as_view(),
+        name="document-chunks",
+    ),
+    path("memory/upsert", memory.MemoryUpsertApi.as_view(), name="memory-upsert"),
+    path("memory/search", memory.MemorySearchApi.as_view(), name="memory-search"),
+]

@@ -1,0 +1,123 @@
+"""The application's error type and the one JSON error shape the API answers with.
+
+Every error leaves the API as {"error": {"code", "message", "details"}} with a 4xx status.
+"""
+
+import logging
+
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.http import Http404, JsonResponse
+from django.views import defaults
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+logger = logging.getLogger(__name__)
+
+
+class ApplicationError(Exception):
+    """A failure a client can fix; services raise it, the API renders it."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    code = "invalid"
+
+    def __init__(self, message: str, *, details: dict | None = None, code: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+        if code:
+            self.code = code
+
+
+class NotFound(ApplicationError):
+    status_code = status.HTTP_404_NOT_FOUND
+    code = "not_found"
+
+
+class Conflict(ApplicationError):
+    status_code = status.HTTP_409_CONFLICT
+    code = "conflict"
+
+
+class UnsupportedMediaType(ApplicationError):
+    status_code = status.HTTP_415_UNSUPPORTED_MEDIA_TYPE
+    code = "unsupported_media_type"
+
+
+class PayloadTooLarge(ApplicationError):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    code = "payload_too_large"
+
+
+class Unprocessable(ApplicationError):
+    status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
+    code = "unprocessable"
+
+
+def error_body(code: str, message: str, details: dict | list | None = None) -> dict:
+    return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+def _validation_message(detail) -> str:
+    """Name the first invalid field and what is wrong with it, e.g. 'messages[2].role: ...'."""
+    path: list[str] = []
+    node = detail
+    while True:
+        if isinstance(node, dict) and node:
+            key, node = next(iter(node.items()))
+            if key != "non_field_errors":
+                path.append(f"[{key}]" if str(key).isdigit() else str(key))
+        elif isinstance(node, list) and node:
+            index = next((i for i, item in enumerate(node) if item), 0)
+            if isinstance(node[index], (dict, list)):
+                path.append(f"[{index}]")
+            node = node[index]
+        else:
+            break
+    where = ".".join(path).replace(".[", "[")
+    return f"{where}: {node}" if where else str(node)
+
+
+def api_exception_handler(exc, context):
+    """Render every API error in the one shape; unknown exceptions stay 500s for the logs."""
+    if isinstance(exc, ApplicationError):
+        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+    if isinstance(exc, RequestDataTooBig):
+        exc = exceptions.APIException("Request body too large.")
+        exc.status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        code, message, details = "invalid", _validation_message(exc.detail), exc.detail
+    elif isinstance(exc, exceptions.ParseError):
+        code, message, details = "parse_error", str(exc.detail), {}
+    else:
+        code = exc.get_codes() if isinstance(exc.get_codes(), str) else exc.default_code
+        message, details = str(exc.detail), {}
+    if response.status_code == status.HTTP_413_REQUEST_ENTITY_TOO_LARGE:
+        code = "payload_too_large"
+    response.data = error_body(code, message, details)
+    return response
+
+
+def not_found(request, exception=None):
+    """404 page: JSON in the API's error shape under /api/, Django's page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(
+            error_body("not_found", f"No such URL: {request.path}. See /api/docs/."), status=404
+        )
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request):
+    """500 page: JSON in the API's error shape under /api/, Django's page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(
+            error_body("server_error", "The server failed; the error was logged."), status=500
+        )
+    return defaults.server_error(request)

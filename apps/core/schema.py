@@ -1,0 +1,15 @@
+"""OpenAPI description of the API-key authentication (loaded by CoreConfig.ready)."""
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+
+
+class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
+    target_class = "apps.core.auth.ApiKeyAuthentication"
+    name = "agentKey"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An agent's API key: `Authorization: Bearer mc_<prefix>_<secret>`.",
+        }

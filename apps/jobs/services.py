@@ -1,0 +1,168 @@
+"""Enqueue, claim and execute background jobs.
+
+A job is claimed with a conditional UPDATE (pending → running), so any number of workers, or
+a Celery redelivery, can race for it and exactly one runs it. A worker that dies leaves its job
+`running`; once the lease expires another worker reclaims it.
+"""
+
+import logging
+import socket
+from datetime import timedelta
+from functools import partial
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from apps.jobs.models import Job, JobStatus
+from apps.jobs.registry import handler_for
+
+logger = logging.getLogger(__name__)
+WORKER_NAME = f"{socket.gethostname()}"
+
+
+class PermanentJobError(Exception):
+    """A failure that retrying cannot fix; the job fails at once with this message."""
+
+
+def job_enqueue(*, kind: str, key: str = "", payload: dict | None = None, max_attempts=5) -> Job:
+    """Queue a job after the current transaction commits; a pending job with this key is reused."""
+    if key:
+        pending = Job.objects.filter(kind=kind, key=key, status=JobStatus.PENDING).first()
+        if pending is not None:
+            return pending
+    try:
+        with transaction.atomic():
+            job = Job.objects.create(
+                kind=kind, key=key, payload=payload or {}, max_attempts=max_attempts
+            )
+    except IntegrityError:
+        return Job.objects.get(kind=kind, key=key, status=JobStatus.PENDING)
+    transaction.on_commit(partial(job_dispatch, job_id=job.id))
+    return job
+
+
+def job_dispatch(*, job_id, countdown: float = 0) -> None:
+    """Hand the job to Celery when a broker is configured; otherwise the worker polls for it."""
+    if not settings.CELERY_BROKER_URL:
+        return
+    from apps.jobs.tasks import run_job
+
+    try:
+        run_job.apply_async(args=[str(job_id)], countdown=countdown)
+    except Exception:  # broker down: the periodic sweep dispatches the job again
+        logger.warning("could not dispatch job %s; the sweep will retry", job_id, exc_info=True)
+
+
+def job_claim(*, job_id, worker: str) -> Job | None:
+    """Claim one job for this worker; None when it is not due, done, or claimed elsewhere."""
+    now = timezone.now()
+    claimed = (
+        _claimable(now)
+        .filter(pk=job_id)
+        .update(
+            status=JobStatus.RUNNING,
+            locked_at=now,
+            locked_by=worker[:100],
+            attempts=F("attempts") + 1,
+            updated_at=now,
+        )
+    )
+    return Job.objects.get(pk=job_id) if claimed else None
+
+
+def job_claim_next(*, worker: str) -> Job | None:
+    """Claim the job that has waited longest, if any is due."""
+    now = timezone.now()
+    for job_id in _claimable(now).order_by("run_after").values_list("id", flat=True)[:20]:
+        job = job_claim(job_id=job_id, worker=worker)
+        if job is not None:
+            return job
+    return None
+
+
+def _claimable(now):
+    stale = now - timedelta(seconds=settings.JOB_LEASE_SECONDS)
+    return Job.objects.filter(
+        Q(status=JobStatus.PENDING, run_after__lte=now)
+        | Q(status=JobStatus.RUNNING, locked_at__lt=stale)
+    )
+
+
+def job_execute(*, job: Job) -> Job:
+    """Run a claimed job's handler and record the outcome, scheduling a retry on failure."""
+    handler = handler_for(job.kind)
+    try:
+        if handler is None:
+            raise PermanentJobError(f"No handler is registered for jobs of kind {job.kind!r}.")
+        handler(job)
+    except PermanentJobError as exc:
+        _finish(job, JobStatus.FAILED, str(exc))
+    except Exception as exc:
+        logger.exception("job %s (%s) failed on attempt %s", job.id, job.kind, job.attempts)
+        _retry_or_fail(job, f"{exc.__class__.__name__}: {exc}")
+    else:
+        _finish(job, JobStatus.SUCCEEDED, "")
+    job.refresh_from_db()
+    return job
+
+
+def job_run_pending(*, worker: str = WORKER_NAME, limit: int | None = None) -> int:
+    """Run due jobs one after another until none is left (or limit); return how many ran."""
+    count = 0
+    while limit is None or count < limit:
+        job = job_claim_next(worker=worker)
+        if job is None:
+            break
+        job_execute(job=job)
+        count += 1
+    return count
+
+
+def job_progress(*, job: Job, done: int, total: int, note: str = "") -> None:
+    Job.objects.filter(pk=job.pk).update(
+        progress_done=done, progress_total=total, progress_note=note[:200]
+    )
+
+
+def job_sweep() -> int:
+    """Dispatch again pending jobs that waited a minute (a delivery may have been lost)."""
+    overdue = timezone.now() - timedelta(seconds=60)
+    job_ids = list(
+        _claimable(timezone.now())
+        .filter(Q(status=JobStatus.RUNNING) | Q(run_after__lt=overdue))
+        .values_list("id", flat=True)[:500]
+    )
+    for job_id in job_ids:
+        job_dispatch(job_id=job_id)
+    return len(job_ids)
+
+
+def _finish(job: Job, status: str, error: str) -> None:
+    now = timezone.now()
+    Job.objects.filter(pk=job.pk).update(
+        status=status, error=error, finished_at=now, locked_at=None, updated_at=now
+    )
+
+
+def _retry_or_fail(job: Job, error: str) -> None:
+    if job.attempts >= job.max_attempts:
+        _finish(job, JobStatus.FAILED, f"{error} (gave up after {job.attempts} attempts)")
+        return
+    delay = min(5 * 2 ** (job.attempts - 1), 600)
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            Job.objects.filter(pk=job.pk).update(
+                status=JobStatus.PENDING,
+                error=error,
+                run_after=now + timedelta(seconds=delay),
+                locked_at=None,
+                updated_at=now,
+            )
+    except IntegrityError:
+        # A newer pending job with the same key exists and does the same work.
+        _finish(job, JobStatus.FAILED, f"{error} (a newer pending job will do this work)")
+        return
+    job_dispatch(job_id=job.id, countdown=delay)

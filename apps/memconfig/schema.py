@@ -1,0 +1,100 @@
+"""Every memory setting: its type, bounds, default and the environment variable for the default.
+
+This module is plain Python so that settings.py can read the global defaults from it.
+"""
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    type: type
+    default: Any
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    # Settings that shape a project-wide index (the embedder) cannot differ between its agents.
+    project_only: bool = False
+
+    @property
+    def env_var(self) -> str:
+        return f"MEMORY_{self.key.upper()}"
+
+    def parse(self, value: Any) -> Any:
+        """Return value coerced to this setting's type, or raise ValueError saying what to fix."""
+        if self.type is bool:
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.strip().lower() in {"1", "true", "yes", "on"}:
+                return True
+            if isinstance(value, str) and value.strip().lower() in {"0", "false", "no", "off"}:
+                return False
+            raise ValueError("must be true or false")
+        if self.type is str:
+            if not isinstance(value, str):
+                raise ValueError("must be a string")
+            if len(value) > 200:
+                raise ValueError("must be at most 200 characters")
+            return value.strip()
+        if isinstance(value, bool):
+            raise ValueError(f"must be a {self._type_word()}")
+        try:
+            number = self.type(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"must be a {self._type_word()}") from None
+        if self.type is int and isinstance(value, float) and not value.is_integer():
+            raise ValueError("must be a whole number")
+        if self.minimum is not None and number < self.minimum:
+            raise ValueError(f"must be at least {self.minimum:g}")
+        if self.maximum is not None and number > self.maximum:
+            raise ValueError(f"must be at most {self.maximum:g}")
+        return number
+
+    def _type_word(self) -> str:
+        return "whole number" if self.type is int else "number"
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("recent_window", int, 20, "Recent messages sent with every context.", 0, 1000),
+    Setting("short_term_limit", int, 10, "Messages kept short-term before consolidation.", 1, 1000),
+    Setting("semantic_recall_enabled", bool, False, "Retrieve similar past messages."),
+    Setting("semantic_recall_top_k", int, 5, "Semantic matches per query.", 1, 100),
+    Setting("semantic_recall_range_before", int, 2, "Messages before each match.", 0, 20),
+    Setting("semantic_recall_range_after", int, 1, "Messages after each match.", 0, 20),
+    Setting(
+        "embedder_model", str, "", "Embedding model; empty disables vectors.", project_only=True
+    ),
+    Setting("embedder_dimensions", int, 1536, "Embedding dimensions.", 8, 4096, project_only=True),
+    Setting("observer_model", str, "google/gemini-2.5-flash", "LLM for Observer/Reflector."),
+    Setting("observer_message_tokens", int, 30_000, "Observer trigger threshold.", 100, 10_000_000),
+    Setting("reflector_observation_tokens", int, 40_000, "Reflector threshold.", 100, 10_000_000),
+    Setting("compaction_budget_tokens", int, 100_000, "Compact above this many.", 1000, 10_000_000),
+    Setting("episodic_auto_inject", bool, True, "Inject <memory> entries into context."),
+    Setting("episodic_auto_inject_top_k", int, 12, "Entries injected per turn.", 0, 200),
+    Setting("episodic_dedupe_threshold", float, 0.86, "Similarity deemed a duplicate.", 0.0, 1.0),
+    Setting("episodic_max_entry_length", int, 1000, "Characters per entry.", 50, 20_000),
+    Setting("episodic_max_entries_per_turn", int, 3, "Entries extracted per turn.", 0, 50),
+    Setting("episodic_approval_required", bool, True, "Agent entries start pending."),
+    Setting("consolidation_interval_seconds", int, 300, "Consolidation cadence.", 10, 86_400),
+)
+
+BY_KEY: dict[str, Setting] = {setting.key: setting for setting in SETTINGS}
+
+
+def defaults_from_env(environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """Return the global defaults, each overridable by its MEMORY_<KEY> variable."""
+    environ = os.environ if environ is None else environ
+    values = {}
+    for setting in SETTINGS:
+        raw = environ.get(setting.env_var)
+        if raw is None or (raw == "" and setting.type is not str):
+            values[setting.key] = setting.default
+            continue
+        try:
+            values[setting.key] = setting.parse(raw)
+        except ValueError as exc:
+            raise ValueError(f"{setting.env_var} {exc}") from None
+    return values

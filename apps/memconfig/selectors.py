@@ -1,0 +1,116 @@
+"""Resolve the effective memory config of an agent: defaults ← project ← agent."""
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+from apps.memconfig.models import ConfigLevel, MemoryConfig, MemoryConfigVersion
+from apps.memconfig.schema import SETTINGS, Setting
+from apps.tenancy.models import Agent, Project
+
+
+@dataclass(frozen=True)
+class EffectiveConfig:
+    values: dict[str, Any]
+    sources: dict[str, str]  # key → the level its value comes from
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+
+def config_level_get(*, project: Project | None = None, agent: Agent | None = None):
+    """Return the stored override row of one level, or None when nothing was ever set there."""
+    if agent is not None:
+        return MemoryConfig.objects.filter(agent=agent).first()
+    return MemoryConfig.objects.filter(project=project, agent__isnull=True).first()
+
+
+def config_effective(*, agent: Agent) -> EffectiveConfig:
+    rows = MemoryConfig.objects.filter(agent=agent) | MemoryConfig.objects.filter(
+        project_id=agent.project_id, agent__isnull=True
+    )
+    return _resolve({row.level: row.values for row in rows})
+
+
+def config_effective_for_project(*, project_id) -> EffectiveConfig:
+    """The project level resolved over the defaults: what project-wide work (indexes) uses."""
+    rows = MemoryConfig.objects.filter(project_id=project_id, agent__isnull=True)
+    return _resolve({row.level: row.values for row in rows})
+
+
+def _resolve(by_level: dict[str, dict]) -> EffectiveConfig:
+    values, sources = {}, {}
+    for setting in SETTINGS:
+        values[setting.key] = settings.MEMORY_DEFAULTS[setting.key]
+        sources[setting.key] = ConfigLevel.DEFAULT.value
+        for level in (ConfigLevel.PROJECT, ConfigLevel.AGENT):
+            overrides = by_level.get(level.value, {})
+            if setting.key in overrides:
+                values[setting.key] = overrides[setting.key]
+                sources[setting.key] = level.value
+    return EffectiveConfig(values=values, sources=sources)
+
+
+def config_history(*, config: MemoryConfig):
+    return config.versions.all()
+
+
+@dataclass(frozen=True)
+class DefaultValue:
+    setting: Setting
+    value: Any
+    from_env: bool  # the environment sets it, rather than the built-in default
+
+
+def config_defaults() -> list[DefaultValue]:
+    """The global level: each setting's default and whether its MEMORY_<KEY> variable sets it."""
+    rows = []
+    for setting in SETTINGS:
+        raw = os.environ.get(setting.env_var)
+        from_env = raw is not None and (raw != "" or setting.type is str)
+        rows.append(DefaultValue(setting, settings.MEMORY_DEFAULTS[setting.key], from_env))
+    return rows
+
+
+def config_inherited(*, agent: Agent | None = None) -> EffectiveConfig:
+    """What a level inherits: the project's effective values for an agent, else the defaults."""
+    if agent is not None:
+        return config_effective_for_project(project_id=agent.project_id)
+    return _resolve({})
+
+
+@dataclass(frozen=True)
+class ConfigChange:
+    key: str
+    before: Any
+    after: Any
+    before_set: bool  # False: the key was inherited before this version
+    after_set: bool
+
+
+def config_version_changes(*, version: MemoryConfigVersion) -> list[ConfigChange]:
+    """The keys one version changed, in the schema's order, with their values before and after."""
+    order = {setting.key: index for index, setting in enumerate(SETTINGS)}
+    keys = sorted(
+        {
+            key
+            for key in version.before.keys() | version.after.keys()
+            if version.before.get(key, _MISSING) != version.after.get(key, _MISSING)
+        },
+        key=lambda key: (order.get(key, len(order)), key),
+    )
+    return [
+        ConfigChange(
+            key=key,
+            before=version.before.get(key),
+            after=version.after.get(key),
+            before_set=key in version.before,
+            after_set=key in version.after,
+        )
+        for key in keys
+    ]
+
+
+_MISSING = object()

@@ -1,0 +1,55 @@
+"""Reads of plans, iteration logs, checkpoints and snapshots, always within one agent's scope."""
+
+import uuid
+
+from apps.core.errors import NotFound
+from apps.runstate.models import Checkpoint, IterationLog, Plan, RunSnapshot
+from apps.tenancy.models import Agent
+from apps.threads.models import Run, Thread
+
+
+def plan_get(*, thread: Thread) -> Plan | None:
+    return Plan.objects.filter(thread=thread).first()
+
+
+def iteration_list(*, thread: Thread, task: str | None = None):
+    iterations = IterationLog.objects.filter(thread=thread)
+    if task is not None:
+        iterations = iterations.filter(task=task)
+    return iterations
+
+
+def checkpoint_list(*, run: Run):
+    return Checkpoint.objects.filter(run=run)
+
+
+def checkpoint_get(*, agent: Agent, checkpoint_id: uuid.UUID) -> Checkpoint:
+    checkpoint = Checkpoint.objects.filter(run__thread__agent=agent, pk=checkpoint_id).first()
+    if checkpoint is None:
+        raise NotFound("No such checkpoint.")
+    return checkpoint
+
+
+def snapshot_get(*, run: Run) -> RunSnapshot:
+    snapshot = RunSnapshot.objects.filter(run=run).first()
+    if snapshot is None:
+        raise NotFound("This run has no snapshot yet; PUT one first.", code="no_snapshot")
+    return snapshot
+
+
+def run_state_for_thread(*, thread: Thread) -> dict:
+    """Everything the console shows beside a thread's timeline."""
+    runs = list(Run.objects.filter(thread=thread).order_by("-id")[:50])
+    return {
+        "plan": plan_get(thread=thread),
+        "iterations": list(IterationLog.objects.filter(thread=thread).order_by("-id")[:30]),
+        "checkpoints": list(
+            Checkpoint.objects.filter(run__thread=thread).select_related("run").order_by("-id")[:30]
+        ),
+        "snapshots": list(
+            RunSnapshot.objects.filter(run__thread=thread)
+            .select_related("run")
+            .order_by("-id")[:10]
+        ),
+        "runs": runs,
+    }

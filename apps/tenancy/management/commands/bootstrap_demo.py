@@ -1,0 +1,52 @@
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.utils.crypto import get_random_string
+
+from apps.tenancy.models import ApiKey
+from apps.tenancy.services import (
+    agent_get_or_create,
+    api_key_issue,
+    api_key_revoke,
+    project_get_or_create,
+)
+
+DEMO_KEY_NAME = "demo key (make run)"
+
+
+class Command(BaseCommand):
+    help = "Create an operator login and a demo agent; print a fresh demo key and a curl example."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--username", default="admin")
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+
+    def handle(self, *args, username, base_url, **options):
+        self._operator(username)
+        project, _ = project_get_or_create(slug="demo", name="Demo project")
+        agent, _ = agent_get_or_create(project=project, slug="demo-agent", name="Demo agent")
+        # Each start issues a new demo key and revokes the previous ones, so no key is kept.
+        for old in ApiKey.objects.filter(agent=agent, name=DEMO_KEY_NAME, revoked_at=None):
+            api_key_revoke(api_key=old, actor="manage.py bootstrap_demo")
+        key = api_key_issue(
+            agent=agent, name=DEMO_KEY_NAME, actor="manage.py bootstrap_demo"
+        ).secret
+        self.stdout.write(
+            "\nDemo agent demo/demo-agent; its API key (valid until the next `make run`):\n"
+            f"  {key}\n\nTry it:\n"
+            f"  curl -s -X POST {base_url}/api/v1/threads \\\n"
+            f"    -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' \\\n"
+            '    -d \'{"resource_id": "user-1", "title": "Hello"}\'\n'
+            f"\nAPI docs: {base_url}/api/docs/   Admin: {base_url}/admin/\n"
+        )
+
+    def _operator(self, username: str) -> None:
+        users = get_user_model().objects
+        if users.filter(username=username).exists():
+            self.stdout.write(
+                f"Operator login '{username}' exists "
+                f"(reset its password with: python manage.py changepassword {username})."
+            )
+            return
+        password = get_random_string(16)
+        users.create_superuser(username=username, email="", password=password)
+        self.stdout.write(f"Operator login created: {username} / {password}  (shown once)")

@@ -1,0 +1,154 @@
+"""Reads of threads, messages and runs, always within one agent's scope."""
+
+import uuid
+
+from django.db.models import Count, F, QuerySet, Sum
+
+from apps.core.errors import NotFound
+from apps.tenancy.models import Agent
+from apps.threads.models import Message, Run, Thread
+
+
+def thread_list(*, agent: Agent, resource_id: str | None = None, channel: str | None = None):
+    threads = Thread.objects.filter(agent=agent).select_related("resource")
+    if resource_id is not None:
+        threads = threads.filter(resource__external_id=resource_id)
+    if channel is not None:
+        threads = threads.filter(channel=channel)
+    return threads
+
+
+def thread_get(*, agent: Agent, thread_id: uuid.UUID) -> Thread:
+    thread = Thread.objects.select_related("resource").filter(agent=agent, pk=thread_id).first()
+    if thread is None:
+        raise NotFound("No such thread.")
+    return thread
+
+
+def run_get(*, agent: Agent, run_id: uuid.UUID) -> Run:
+    run = Run.objects.select_related("thread").filter(thread__agent=agent, pk=run_id).first()
+    if run is None:
+        raise NotFound("No such run.")
+    return run
+
+
+def run_in_thread(*, thread: Thread, run_id: uuid.UUID) -> Run | None:
+    return Run.objects.filter(thread=thread, pk=run_id).first()
+
+
+def message_page(
+    *, thread: Thread, after_seq: int | None, before_seq: int | None, limit: int
+) -> tuple[list[Message], bool]:
+    """Return up to limit messages in seq order and whether more lie in the paging direction.
+
+    With only before_seq the page is the newest messages before it (paging backwards);
+    otherwise the oldest messages after after_seq (default 0), below before_seq if given.
+    """
+    messages: QuerySet[Message] = Message.objects.filter(thread=thread)
+    if before_seq is not None:
+        messages = messages.filter(seq__lt=before_seq)
+    if after_seq is None and before_seq is not None:
+        page = list(messages.order_by("-seq")[: limit + 1])
+        has_more = len(page) > limit
+        return list(reversed(page[:limit])), has_more
+    page = list(messages.filter(seq__gt=after_seq or 0).order_by("seq")[: limit + 1])
+    return page[:limit], len(page) > limit
+
+
+def message_context(
+    *, hits: list[Message], before: int, after: int
+) -> dict[uuid.UUID, tuple[list[Message], list[Message]]]:
+    """Return, per hit message, the messages just before and after it in its thread.
+
+    A message appears once across all ranges: not in a range when it is itself a hit, nor in a
+    later (lower-ranked) hit's range when an earlier hit's range already holds it.
+    """
+    wanted: dict[uuid.UUID, set[int]] = {}
+    for hit in hits:
+        seqs = wanted.setdefault(hit.thread_id, set())
+        seqs.update(range(max(1, hit.seq - before), hit.seq + after + 1))
+    by_key = {}
+    for thread_id, seqs in wanted.items():
+        for message in Message.objects.filter(thread_id=thread_id, seq__in=seqs):
+            by_key[(thread_id, message.seq)] = message
+    shown = {(hit.thread_id, hit.seq) for hit in hits}
+    context = {}
+    for hit in hits:
+        ranges = []
+        for seqs in (range(hit.seq - before, hit.seq), range(hit.seq + 1, hit.seq + after + 1)):
+            keys = [(hit.thread_id, seq) for seq in seqs if (hit.thread_id, seq) in by_key]
+            ranges.append([by_key[key] for key in keys if key not in shown])
+            shown.update(keys)
+        context[hit.id] = (ranges[0], ranges[1])
+    return context
+
+
+def message_get(*, agent: Agent, message_id: uuid.UUID) -> Message | None:
+    return Message.objects.filter(thread__agent=agent, pk=message_id).first()
+
+
+def thread_counts(*, since) -> dict:
+    """Totals for the dashboard; `recent` counts messages stored since `since`."""
+    totals = Thread.objects.aggregate(threads=Count("id"), messages=Sum("message_count"))
+    recent = Message.objects.filter(created_at__gte=since).count()
+    return {
+        "threads": totals["threads"],
+        "message_total": totals["messages"] or 0,
+        "recent": recent,
+    }
+
+
+def thread_browse(
+    *,
+    project_id=None,
+    agent_id=None,
+    resource: str = "",
+    channel: str = "",
+    since=None,
+    until=None,
+    thread_ids=None,
+):
+    """Threads of every agent, newest activity first, for operators."""
+    threads = Thread.objects.select_related("agent__project", "resource").order_by(
+        F("last_message_at").desc(nulls_last=True), "-id"
+    )
+    if project_id:
+        threads = threads.filter(agent__project_id=project_id)
+    if agent_id:
+        threads = threads.filter(agent_id=agent_id)
+    if resource:
+        threads = threads.filter(resource__external_id=resource)
+    if channel:
+        threads = threads.filter(channel=channel)
+    if since:
+        threads = threads.filter(created_at__date__gte=since)
+    if until:
+        threads = threads.filter(created_at__date__lte=until)
+    if thread_ids is not None:
+        threads = threads.filter(id__in=thread_ids)
+    return threads
+
+
+def thread_for_operator(*, thread_id: uuid.UUID) -> Thread:
+    thread = (
+        Thread.objects.select_related("agent__project", "resource").filter(pk=thread_id).first()
+    )
+    if thread is None:
+        raise NotFound("No such thread.")
+    return thread
+
+
+def timeline_page(*, thread: Thread, before_seq: int | None, around_seq: int | None, size: int):
+    """Return (messages in seq order, first seq loaded) for the console timeline.
+
+    The newest `size` messages by default; those before `before_seq`; or a window centred on
+    `around_seq`, so a link to one message opens the timeline where it is.
+    """
+    messages = Message.objects.filter(thread=thread).select_related("run")
+    if around_seq is not None:
+        page = list(messages.filter(seq__gte=around_seq - size // 2).order_by("seq")[:size])
+    else:
+        if before_seq is not None:
+            messages = messages.filter(seq__lt=before_seq)
+        page = list(reversed(messages.order_by("-seq")[:size]))
+    return page, (page[0].seq if page else None)

@@ -1,0 +1,253 @@
+"""Writes of threads, messages and runs."""
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from apps.audit.services import audit_record
+from apps.core.errors import Conflict, NotFound, Unprocessable
+from apps.providers.tokens import count_message_tokens
+from apps.search.indexing import index_messages
+from apps.tenancy.models import Agent
+from apps.tenancy.services import resource_get_or_create
+from apps.threads.models import Message, Run, RunStatus, Thread
+
+
+@dataclass(frozen=True)
+class MessageInput:
+    role: str
+    content: str = ""
+    kind: str = "message"
+    actor: str = ""
+    name: str = ""
+    payload: object = None
+    metadata: dict = field(default_factory=dict)
+    created_at: datetime | None = None
+    idempotency_key: str | None = None
+    run_id: uuid.UUID | None = None
+
+
+@dataclass(frozen=True)
+class AppendedMessage:
+    message: Message
+    replayed: bool  # True when an idempotency key matched a message stored earlier
+
+
+def thread_resolve_or_create(
+    *,
+    agent: Agent,
+    resource_id: str | None = None,
+    channel: str = "",
+    external_id: str = "",
+    title: str = "",
+    metadata: dict | None = None,
+) -> tuple[Thread, bool]:
+    """Return (thread, created). With an external_id, an existing thread of the agent is reused."""
+    resource = (
+        resource_get_or_create(project=agent.project, external_id=resource_id)
+        if resource_id
+        else None
+    )
+    if external_id:
+        existing = _thread_by_external_id(agent, channel, external_id)
+        if existing is not None:
+            return existing, False
+    fields = {
+        "agent": agent,
+        "resource": resource,
+        "channel": channel,
+        "external_id": external_id,
+        "title": title,
+        "metadata": metadata or {},
+    }
+    try:
+        with transaction.atomic():
+            return Thread.objects.create(**fields), True
+    except IntegrityError:
+        # Another request created the same (channel, external_id) thread a moment ago.
+        existing = _thread_by_external_id(agent, channel, external_id)
+        if existing is None:
+            raise
+        return existing, False
+
+
+def _thread_by_external_id(agent: Agent, channel: str, external_id: str) -> Thread | None:
+    return (
+        Thread.objects.select_related("resource")
+        .filter(agent=agent, channel=channel, external_id=external_id)
+        .first()
+    )
+
+
+def thread_update(*, thread: Thread, title: str | None = None, metadata: dict | None = None):
+    if title is not None:
+        thread.title = title
+    if metadata is not None:
+        thread.metadata = metadata
+    thread.save(update_fields=["title", "metadata", "updated_at"])
+    return thread
+
+
+def thread_delete(*, thread: Thread, actor: str) -> None:
+    audit_record(
+        actor=actor,
+        action="thread.delete",
+        object_type="thread",
+        object_id=thread.id,
+        project_id=thread.agent.project_id,
+        summary=thread.title or str(thread.id),
+        before={"messages": thread.message_count},
+    )
+    thread.delete()
+
+
+def thread_append_messages(
+    *, agent: Agent, thread_id: uuid.UUID, items: list[MessageInput]
+) -> list[AppendedMessage]:
+    """Store a batch in one transaction, numbering new messages after the thread's last seq.
+
+    1. Lock the thread row (PostgreSQL: FOR UPDATE; SQLite: the IMMEDIATE transaction), so
+       concurrent appends are serialised and seq has no gaps or duplicates.
+    2. Answer an idempotency key seen before with the stored message, if the body matches.
+    3. Insert the new messages and advance the thread's counters.
+    """
+    with transaction.atomic():
+        thread = (
+            Thread.objects.select_for_update()
+            .select_related("agent")
+            .filter(agent=agent, pk=thread_id)
+            .first()
+        )
+        if thread is None:
+            raise NotFound("No such thread.")
+        _check_runs(thread, items)
+        stored = _messages_by_key(thread, items)
+        results: list[AppendedMessage] = []
+        new: list[Message] = []
+        seq = first_seq = thread.last_seq
+        now = timezone.now()
+        for index, item in enumerate(items):
+            prior = stored.get(item.idempotency_key) if item.idempotency_key else None
+            if prior is not None:
+                _check_same_body(prior, item, index)
+                results.append(AppendedMessage(prior, replayed=True))
+                continue
+            seq += 1
+            message = _message_from_input(thread, seq, item, now)
+            new.append(message)
+            if item.idempotency_key:
+                stored[item.idempotency_key] = message
+            results.append(AppendedMessage(message, replayed=False))
+        if new:
+            Message.objects.bulk_create(new)
+            _advance_counters(thread, new, seq, now)
+            index_messages(thread=thread, after_seq=first_seq)
+    return results
+
+
+def _check_runs(thread: Thread, items: list[MessageInput]) -> None:
+    run_ids = {item.run_id for item in items if item.run_id}
+    if not run_ids:
+        return
+    found = set(Run.objects.filter(thread=thread, pk__in=run_ids).values_list("pk", flat=True))
+    missing = sorted(str(run_id) for run_id in run_ids - found)
+    if missing:
+        raise Unprocessable(
+            f"run_id {missing[0]} is not a run of this thread.",
+            details={"run_ids": missing},
+        )
+
+
+def _messages_by_key(thread: Thread, items: list[MessageInput]) -> dict[str, Message]:
+    keys = {item.idempotency_key for item in items if item.idempotency_key}
+    if not keys:
+        return {}
+    stored = Message.objects.filter(thread=thread, idempotency_key__in=keys)
+    return {message.idempotency_key: message for message in stored}
+
+
+def _check_same_body(prior: Message, item: MessageInput, index: int) -> None:
+    differs = [
+        name
+        for name in ("role", "kind", "actor", "name", "content", "payload", "metadata")
+        if getattr(prior, name) != getattr(item, name)
+    ]
+    if (item.run_id or None) != prior.run_id:
+        differs.append("run_id")
+    if item.created_at is not None and item.created_at != prior.created_at:
+        differs.append("created_at")
+    if differs:
+        raise Conflict(
+            f"messages[{index}]: idempotency_key {item.idempotency_key!r} was already used for "
+            f"a different message (differs in {', '.join(differs)}). Use a new key.",
+            details={"index": index, "fields": differs, "message_id": str(prior.id)},
+        )
+
+
+def _message_from_input(thread: Thread, seq: int, item: MessageInput, now) -> Message:
+    return Message(
+        thread=thread,
+        seq=seq,
+        role=item.role,
+        kind=item.kind,
+        actor=item.actor,
+        name=item.name,
+        content=item.content,
+        payload=item.payload,
+        metadata=item.metadata,
+        token_count=count_message_tokens(item.content, item.payload),
+        run_id=item.run_id,
+        idempotency_key=item.idempotency_key,
+        created_at=item.created_at or now,
+    )
+
+
+def _advance_counters(thread: Thread, new: list[Message], last_seq: int, now) -> None:
+    newest = max(message.created_at for message in new)
+    if thread.last_message_at and thread.last_message_at > newest:
+        newest = thread.last_message_at
+    Thread.objects.filter(pk=thread.pk).update(
+        last_seq=last_seq,
+        message_count=F("message_count") + len(new),
+        token_count=F("token_count") + sum(message.token_count for message in new),
+        last_message_at=newest,
+        updated_at=now,
+    )
+
+
+def run_start(*, thread: Thread, name: str = "", metadata: dict | None = None) -> Run:
+    return Run.objects.create(thread=thread, name=name, metadata=metadata or {})
+
+
+def run_finish(
+    *,
+    run: Run,
+    status: str,
+    summary: str = "",
+    error: str = "",
+    metadata: dict | None = None,
+) -> Run:
+    """Close a running run; a run is finished once (a second finish is a 409)."""
+    if status == RunStatus.RUNNING:
+        raise Unprocessable("status must be one of succeeded, failed, cancelled.")
+    now = timezone.now()
+    merged = {**run.metadata, **(metadata or {})}
+    finished = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
+        status=status,
+        summary=summary,
+        error=error,
+        metadata=merged,
+        finished_at=now,
+        updated_at=now,
+    )
+    run.refresh_from_db()
+    if not finished:
+        raise Conflict(
+            f"Run is already {run.status}; a run can be finished once.",
+            details={"status": run.status},
+        )
+    return run

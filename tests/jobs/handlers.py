@@ -1,0 +1,30 @@
+"""Job kinds used by the job tests: they record each run so tests can count effects."""
+
+import threading
+
+from apps.jobs.registry import job_handler
+from apps.jobs.services import PermanentJobError, job_progress
+
+RUNS: list[str] = []
+_lock = threading.Lock()
+
+
+@job_handler("test.record")
+def record(job):
+    with _lock:
+        RUNS.append(job.key)
+    job_progress(job=job, done=1, total=1, note="recorded")
+
+
+@job_handler("test.flaky")
+def flaky(job):
+    """Fail until the job's attempt number reaches payload['succeed_on']."""
+    if job.attempts < job.payload["succeed_on"]:
+        raise RuntimeError(f"attempt {job.attempts} failed")
+    with _lock:
+        RUNS.append(job.key)
+
+
+@job_handler("test.broken")
+def broken(job):
+    raise PermanentJobError("the input can never be processed")

@@ -1,0 +1,154 @@
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.test import override_settings
+
+from apps.core.errors import ApplicationError, Conflict
+from apps.memconfig.schema import SETTINGS, defaults_from_env
+from apps.memconfig.selectors import config_effective, config_level_get
+from apps.memconfig.services import config_rollback, config_update
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_the_defaults_are_the_seeds_values():
+    defaults = defaults_from_env({})
+
+    assert defaults["recent_window"] == 20
+    assert defaults["semantic_recall_enabled"] is False
+    assert defaults["semantic_recall_top_k"] == 5
+    assert (defaults["semantic_recall_range_before"], defaults["semantic_recall_range_after"]) == (
+        2,
+        1,
+    )
+    assert defaults["observer_message_tokens"] == 30_000
+    assert defaults["reflector_observation_tokens"] == 40_000
+    assert defaults["episodic_auto_inject_top_k"] == 12
+    assert defaults["episodic_dedupe_threshold"] == 0.86
+    assert defaults["consolidation_interval_seconds"] == 300
+    assert defaults["short_term_limit"] == 10
+
+
+def test_environment_variables_override_defaults_and_bad_ones_are_named():
+    assert defaults_from_env({"MEMORY_RECENT_WINDOW": "30"})["recent_window"] == 30
+    assert defaults_from_env({"MEMORY_SEMANTIC_RECALL_ENABLED": "yes"})["semantic_recall_enabled"]
+    with pytest.raises(ValueError, match="MEMORY_RECENT_WINDOW must be a whole number"):
+        defaults_from_env({"MEMORY_RECENT_WINDOW": "lots"})
+
+
+def test_the_agent_level_overrides_the_project_level_which_overrides_defaults(alice, bob):
+    project = alice.agent.project
+    config_update(
+        project=project, changes={"recent_window": 40, "semantic_recall_top_k": 8}, changed_by="ops"
+    )
+    config_update(agent=alice.agent, changes={"recent_window": 60}, changed_by="ops")
+
+    mine = config_effective(agent=alice.agent)
+    theirs = config_effective(agent=bob.agent)
+
+    assert (mine["recent_window"], mine.sources["recent_window"]) == (60, "agent")
+    assert (mine["semantic_recall_top_k"], mine.sources["semantic_recall_top_k"]) == (8, "project")
+    assert mine.sources["observer_message_tokens"] == "default"
+    assert (theirs["recent_window"], theirs.sources["recent_window"]) == (40, "project")
+
+
+@override_settings(MEMORY_DEFAULTS={**defaults_from_env({}), "recent_window": 33})
+def test_the_default_level_comes_from_settings(alice):
+    assert config_effective(agent=alice.agent)["recent_window"] == 33
+
+
+def test_every_change_is_versioned_with_who_and_before_after(alice):
+    config_update(agent=alice.agent, changes={"recent_window": 30}, changed_by="ana")
+    config_update(
+        agent=alice.agent, changes={"recent_window": 50, "short_term_limit": 5}, changed_by="ben"
+    )
+    config_update(agent=alice.agent, changes={"recent_window": 50}, changed_by="cy")  # no change
+
+    config = config_level_get(agent=alice.agent)
+    history = list(config.versions.order_by("version"))
+
+    assert config.version == 2
+    assert [(v.version, v.changed_by) for v in history] == [(1, "ana"), (2, "ben")]
+    assert history[1].before == {"recent_window": 30}
+    assert history[1].after == {"recent_window": 50, "short_term_limit": 5}
+
+
+def test_rollback_restores_earlier_values_as_a_new_version(alice):
+    config_update(agent=alice.agent, changes={"recent_window": 30}, changed_by="ana")
+    config = config_update(
+        agent=alice.agent, changes={"recent_window": 90, "short_term_limit": 4}, changed_by="ben"
+    )
+
+    config = config_rollback(config=config, to_version=1, changed_by="ana")
+
+    assert config.version == 3
+    assert config.values == {"recent_window": 30}
+    assert config_effective(agent=alice.agent).sources["short_term_limit"] == "default"
+
+
+def test_none_removes_an_override(alice):
+    config_update(agent=alice.agent, changes={"recent_window": 30}, changed_by="ana")
+
+    config_update(agent=alice.agent, changes={"recent_window": None}, changed_by="ana")
+
+    assert config_effective(agent=alice.agent).sources["recent_window"] == "default"
+
+
+@pytest.mark.parametrize(
+    "changes, says",
+    [
+        ({"recent_window": -1}, "recent_window: must be at least 0"),
+        ({"recent_window": "ten"}, "recent_window: must be a whole number"),
+        ({"recent_window": 2.5}, "recent_window: must be a whole number"),
+        ({"episodic_dedupe_threshold": 1.5}, "episodic_dedupe_threshold: must be at most 1"),
+        ({"semantic_recall_enabled": "perhaps"}, "semantic_recall_enabled: must be true or false"),
+        ({"colour": "red"}, "colour: unknown setting"),
+    ],
+)
+def test_it_rejects_invalid_values_with_a_clear_message(alice, changes, says):
+    with pytest.raises(ApplicationError) as error:
+        config_update(agent=alice.agent, changes=changes, changed_by="ana")
+
+    assert error.value.message == says
+    assert config_level_get(agent=alice.agent) is None
+
+
+def test_a_stale_expected_version_is_a_conflict(alice):
+    config_update(agent=alice.agent, changes={"recent_window": 30}, changed_by="ana")
+
+    with pytest.raises(Conflict):
+        config_update(
+            agent=alice.agent, changes={"recent_window": 31}, changed_by="ben", expected_version=0
+        )
+
+
+def test_the_api_returns_the_effective_config_of_the_calling_agent(alice, bob):
+    config_update(agent=bob.agent, changes={"recent_window": 99}, changed_by="ops")
+
+    body = alice.get("/api/v1/config").json()
+
+    assert body["agent"] == "alice"
+    assert body["project"] == "acme"
+    assert set(body["values"]) == {setting.key for setting in SETTINGS}
+    assert body["values"]["recent_window"] == 20
+    assert body["sources"]["recent_window"] == "default"
+
+
+def test_the_management_command_sets_and_shows_values(alice, capsys):
+    call_command(
+        "memory_config", "--project", "acme", "--agent", "alice", "--set", "recent_window=25"
+    )
+
+    assert '"recent_window": [\n    25,\n    "agent"\n  ]' in capsys.readouterr().out
+    assert (
+        config_level_get(agent=alice.agent).versions.get().changed_by == "manage.py memory_config"
+    )
+
+
+def test_the_readme_documents_every_memory_variable():
+    text = README.read_text()
+
+    missing = [setting.env_var for setting in SETTINGS if f"`{setting.env_var}`" not in text]
+
+    assert missing == []

@@ -1,0 +1,203 @@
+from datetime import UTC, datetime
+
+import pytest
+from django.test import override_settings
+
+
+def test_it_numbers_appended_messages_from_one(alice):
+    thread = alice.new_thread()
+
+    first = alice.append(
+        thread["id"], {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}
+    )
+    second = alice.append(thread["id"], {"role": "user", "content": "c"})
+
+    assert [m["seq"] for m in first + second] == [1, 2, 3]
+    stored = alice.get(f"/api/v1/threads/{thread['id']}").json()
+    assert stored["last_seq"] == 3
+    assert stored["message_count"] == 3
+    assert stored["token_count"] == sum(m["token_count"] for m in first + second)
+
+
+def test_it_stores_every_kind_with_its_fields(alice):
+    thread = alice.new_thread()
+    run = alice.post(f"/api/v1/threads/{thread['id']}/runs", {}).json()
+    backfilled = "2024-05-01T10:00:00Z"
+
+    [call, result] = alice.append(
+        thread["id"],
+        {
+            "role": "assistant",
+            "kind": "tool_call",
+            "name": "search",
+            "actor": "bot-1",
+            "payload": {"query": "weather"},
+            "metadata": {"trace": "t1"},
+            "run_id": run["id"],
+            "created_at": backfilled,
+        },
+        {"role": "tool", "kind": "tool_result", "name": "search", "content": "sunny"},
+    )
+
+    assert call["kind"] == "tool_call"
+    assert call["payload"] == {"query": "weather"}
+    assert call["actor"] == "bot-1"
+    assert call["run_id"] == run["id"]
+    assert datetime.fromisoformat(call["created_at"]) == datetime(2024, 5, 1, 10, tzinfo=UTC)
+    assert call["token_count"] > 4
+    assert result["kind"] == "tool_result"
+
+
+def test_an_idempotency_key_replays_the_stored_message(alice):
+    thread = alice.new_thread()
+    message = {"role": "user", "content": "pay invoice 7", "idempotency_key": "evt-1"}
+    [first] = alice.append(thread["id"], message)
+
+    response = alice.post(f"/api/v1/threads/{thread['id']}/messages", {"messages": [message]})
+
+    assert response.status_code == 200
+    [again] = response.json()["messages"]
+    assert again["id"] == first["id"]
+    assert again["replayed"] is True
+    assert alice.get(f"/api/v1/threads/{thread['id']}").json()["message_count"] == 1
+
+
+def test_the_same_key_twice_in_one_batch_stores_one_message(alice):
+    thread = alice.new_thread()
+    message = {"role": "user", "content": "x", "idempotency_key": "k"}
+
+    [a, b] = alice.append(thread["id"], message, message)
+
+    assert a["id"] == b["id"]
+    assert (a["replayed"], b["replayed"]) == (False, True)
+
+
+def test_the_same_key_with_a_different_body_is_a_conflict(alice):
+    thread = alice.new_thread()
+    alice.append(thread["id"], {"role": "user", "content": "x", "idempotency_key": "k"})
+
+    response = alice.post(
+        f"/api/v1/threads/{thread['id']}/messages",
+        {"messages": [{"role": "user", "content": "y", "idempotency_key": "k"}]},
+    )
+
+    assert response.status_code == 409
+    assert response.json()["error"]["details"]["fields"] == ["content"]
+
+
+def test_a_conflict_stores_nothing_of_the_batch(alice):
+    thread = alice.new_thread()
+    alice.append(thread["id"], {"role": "user", "content": "x", "idempotency_key": "k"})
+
+    response = alice.post(
+        f"/api/v1/threads/{thread['id']}/messages",
+        {
+            "messages": [
+                {"role": "user", "content": "fresh"},
+                {"role": "user", "content": "changed", "idempotency_key": "k"},
+            ]
+        },
+    )
+
+    assert response.status_code == 409
+    assert alice.get(f"/api/v1/threads/{thread['id']}").json()["last_seq"] == 1
+
+
+def test_it_pages_messages_by_seq(alice):
+    thread = alice.new_thread()
+    alice.append(thread["id"], *[{"role": "user", "content": str(i)} for i in range(10)])
+    url = f"/api/v1/threads/{thread['id']}/messages"
+
+    first = alice.get(url, {"limit": 4}).json()
+    after = alice.get(url, {"after_seq": 4, "limit": 4}).json()
+    latest = alice.get(url, {"before_seq": 11, "limit": 3}).json()
+    window = alice.get(url, {"after_seq": 2, "before_seq": 5}).json()
+
+    assert [m["seq"] for m in first["results"]] == [1, 2, 3, 4]
+    assert first["has_more"] is True
+    assert [m["seq"] for m in after["results"]] == [5, 6, 7, 8]
+    assert [m["seq"] for m in latest["results"]] == [8, 9, 10]
+    assert latest["has_more"] is True
+    assert [m["seq"] for m in window["results"]] == [3, 4]
+    assert window["has_more"] is False
+
+
+def test_a_run_of_another_thread_is_refused(alice):
+    one, two = alice.new_thread(), alice.new_thread()
+    run = alice.post(f"/api/v1/threads/{two['id']}/runs", {}).json()
+
+    response = alice.post(
+        f"/api/v1/threads/{one['id']}/messages",
+        {"messages": [{"role": "user", "content": "x", "run_id": run["id"]}]},
+    )
+
+    assert response.status_code == 422
+    assert run["id"] in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "messages, where",
+    [
+        ([{"role": "robot", "content": "x"}], "messages[0].role"),
+        ([{"content": "x"}], "messages[0].role"),
+        ([{"role": "user", "kind": "thought"}], "messages[0].kind"),
+        ([{"role": "user", "content": 5}], None),  # numbers are coerced to text, not refused
+        ([{"role": "user", "content": ["a"]}], "messages[0].content"),
+        ([{"role": "user", "metadata": "x"}], "messages[0].metadata"),
+        ([{"role": "user", "created_at": "yesterday"}], "messages[0].created_at"),
+        ([{"role": "user", "run_id": "not-a-uuid"}], "messages[0].run_id"),
+        ([{"role": "user", "idempotency_key": "k" * 201}], "messages[0].idempotency_key"),
+        ([{"role": "user"}, {"role": "user", "surprise": 1}], "messages[1].surprise"),
+        ([], "messages"),
+        ("not a list", "messages"),
+    ],
+)
+def test_it_rejects_bad_messages_with_the_field_named(alice, messages, where):
+    thread = alice.new_thread()
+
+    response = alice.post(f"/api/v1/threads/{thread['id']}/messages", {"messages": messages})
+
+    if where is None:
+        assert response.status_code == 201
+        return
+    assert response.status_code == 400
+    assert response.json()["error"]["message"].startswith(f"{where}:")
+    assert alice.get(f"/api/v1/threads/{thread['id']}").json()["last_seq"] == 0
+
+
+@override_settings(MESSAGE_MAX_CONTENT_CHARS=100)
+def test_it_rejects_content_over_the_configured_limit(alice):
+    thread = alice.new_thread()
+
+    response = alice.post(
+        f"/api/v1/threads/{thread['id']}/messages",
+        {"messages": [{"role": "user", "content": "x" * 101}]},
+    )
+
+    assert response.status_code == 400
+    assert "limit is 100" in response.json()["error"]["message"]
+
+
+@override_settings(MESSAGE_BATCH_MAX=3)
+def test_it_rejects_a_batch_over_the_limit(alice):
+    thread = alice.new_thread()
+
+    response = alice.post(
+        f"/api/v1/threads/{thread['id']}/messages",
+        {"messages": [{"role": "user", "content": "x"}] * 4},
+    )
+
+    assert response.status_code == 400
+    assert "limit is 3" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "params", [{"after_seq": "-1"}, {"before_seq": "x"}, {"limit": "0"}, {"limit": "100000"}]
+)
+def test_it_rejects_bad_paging_parameters(alice, params):
+    thread = alice.new_thread()
+
+    response = alice.get(f"/api/v1/threads/{thread['id']}/messages", params)
+
+    assert response.status_code == 400
+    assert next(iter(params)) in response.json()["error"]["details"]

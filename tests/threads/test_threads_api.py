@@ -1,0 +1,95 @@
+import pytest
+
+
+def test_it_creates_a_thread_with_a_resource(alice):
+    response = alice.post(
+        "/api/v1/threads", {"resource_id": "user-1", "title": "Support", "metadata": {"a": 1}}
+    )
+
+    assert response.status_code == 201
+    body = response.json()
+    assert body["resource_id"] == "user-1"
+    assert body["title"] == "Support"
+    assert body["metadata"] == {"a": 1}
+    assert body["last_seq"] == 0
+
+
+def test_it_resolves_an_existing_thread_by_channel_and_external_id(alice):
+    first = alice.post("/api/v1/threads", {"channel": "telegram", "external_id": "42"})
+    again = alice.post("/api/v1/threads", {"channel": "telegram", "external_id": "42"})
+    other_chat = alice.post("/api/v1/threads", {"channel": "telegram", "external_id": "43"})
+
+    assert first.status_code == 201
+    assert again.status_code == 200
+    assert again.json()["id"] == first.json()["id"]
+    assert other_chat.status_code == 201
+    assert other_chat.json()["id"] != first.json()["id"]
+
+
+def test_the_same_external_id_is_a_different_thread_for_another_agent(alice, bob):
+    mine = alice.new_thread(channel="telegram", external_id="42")
+    theirs = bob.post("/api/v1/threads", {"channel": "telegram", "external_id": "42"})
+
+    assert theirs.status_code == 201
+    assert theirs.json()["id"] != mine["id"]
+
+
+def test_it_requires_external_id_with_channel(alice):
+    response = alice.post("/api/v1/threads", {"channel": "telegram"})
+
+    assert response.status_code == 400
+    assert response.json()["error"]["message"].startswith("external_id:")
+
+
+def test_it_lists_threads_newest_first_with_filters_and_cursor_pages(alice):
+    made = [
+        alice.new_thread(resource_id=f"user-{i % 2}", channel="web", external_id=str(i))
+        for i in range(5)
+    ]
+
+    page = alice.get("/api/v1/threads", {"limit": 2}).json()
+    second = alice.client.get(page["next"]).json()
+    only_user_1 = alice.get("/api/v1/threads", {"resource_id": "user-1"}).json()
+
+    assert [t["id"] for t in page["results"]] == [made[4]["id"], made[3]["id"]]
+    assert [t["id"] for t in second["results"]] == [made[2]["id"], made[1]["id"]]
+    assert {t["id"] for t in only_user_1["results"]} == {made[1]["id"], made[3]["id"]}
+
+
+def test_it_updates_title_and_metadata(alice):
+    thread = alice.new_thread(title="old")
+
+    response = alice.patch(
+        f"/api/v1/threads/{thread['id']}", {"title": "new", "metadata": {"x": 2}}
+    )
+
+    assert response.status_code == 200
+    assert alice.get(f"/api/v1/threads/{thread['id']}").json()["title"] == "new"
+    assert response.json()["metadata"] == {"x": 2}
+
+
+def test_it_deletes_a_thread_with_its_messages(alice):
+    thread = alice.new_thread()
+    alice.append(thread["id"], {"role": "user", "content": "hello"})
+
+    response = alice.delete(f"/api/v1/threads/{thread['id']}")
+
+    assert response.status_code == 204
+    assert alice.get(f"/api/v1/threads/{thread['id']}").status_code == 404
+    assert alice.get(f"/api/v1/threads/{thread['id']}/messages").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"resource_id": ""}, "resource_id"),
+        ({"title": "x" * 301}, "title"),
+        ({"metadata": [1, 2]}, "metadata"),
+        ({"channel": "web", "external_id": "1", "colour": "red"}, "colour"),
+    ],
+)
+def test_it_rejects_bad_thread_input(alice, body, field):
+    response = alice.post("/api/v1/threads", body)
+
+    assert response.status_code == 400
+    assert field in response.json()["error"]["details"]
