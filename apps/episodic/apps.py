@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class EpisodicConfig(AppConfig):
+    name = "apps.episodic"
+    label = "episodic"
+    verbose_name = "Memory entries"

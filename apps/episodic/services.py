@@ -1,0 +1,257 @@
+"""Writes of memory entries: create with evidence checks and dedupe, moderate, delete."""
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from apps.audit.services import audit_record
+from apps.core.errors import ApplicationError, Conflict, Unprocessable
+from apps.episodic.models import EntrySource, EntryStatus, MemoryEntry
+from apps.memconfig.selectors import config_effective
+from apps.search.indexing import index_entry, index_set_content, index_set_visible
+from apps.search.nearest import vector_candidates
+from apps.search.scope import Scope
+from apps.search.selectors import query_vector
+from apps.tenancy.models import Agent, Resource
+from apps.threads.models import Message, Role, Thread
+
+_SPACE = re.compile(r"\s+")
+# Labels that claim the entry came out of a transcript, so their evidence must be found in it.
+TRANSCRIPT_SOURCES = {
+    EntrySource.USER_ASSERTION,
+    EntrySource.USER_ACCEPTED_ASSISTANT_PROPOSAL,
+    EntrySource.VERIFIED_ASSISTANT_FINDING,
+}
+USER_SOURCES = {EntrySource.USER_ASSERTION, EntrySource.USER_ACCEPTED_ASSISTANT_PROPOSAL}
+
+
+@dataclass(frozen=True)
+class EntryResult:
+    entry: MemoryEntry
+    created: bool
+    duplicate_of: str | None = None  # "hash" or "similarity" when an existing entry was returned
+    similarity: float | None = None
+
+
+def normalise(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(normalise(text).lower().encode()).hexdigest()
+
+
+def entry_create(
+    *,
+    agent: Agent,
+    resource: Resource | None,
+    content: str,
+    source: str,
+    evidence: str = "",
+    thread: Thread | None = None,
+    message: Message | None = None,
+    kind: str = "episodic",
+    metadata: dict | None = None,
+    actor: str,
+    by_operator: bool = False,
+) -> EntryResult:
+    """Store an entry unless an equal (hash) or near-equal (similarity) one exists in its scope.
+
+    1. Normalise and bound the content.
+    2. Find the evidence verbatim in the named message (or the thread), of the right role.
+    3. Dedupe by normalised hash, then by embedding similarity when vectors are available.
+    4. Store it pending, or approved when config does not require approval, and index it.
+    """
+    config = config_effective(agent=agent)
+    content = normalise(content)
+    limit = config["episodic_max_entry_length"]
+    if not content:
+        raise ApplicationError("content: must not be blank.")
+    if len(content) > limit:
+        raise ApplicationError(
+            f"content: {len(content)} characters; the limit (episodic_max_entry_length) is {limit}."
+        )
+    message = _check_evidence(source, evidence, thread, message)
+    digest = content_hash(content)
+    existing = _by_hash(agent, resource, digest)
+    if existing is not None:
+        return EntryResult(existing, created=False, duplicate_of="hash")
+    similar = _most_similar(agent, resource, content)
+    if similar is not None and similar[1] >= config["episodic_dedupe_threshold"]:
+        entry = MemoryEntry.objects.get(search_item__id=similar[0])
+        return EntryResult(entry, created=False, duplicate_of="similarity", similarity=similar[1])
+    approved = by_operator or not config["episodic_approval_required"]
+    try:
+        with transaction.atomic():
+            entry = MemoryEntry.objects.create(
+                agent=agent,
+                resource=resource,
+                kind=kind,
+                content=content,
+                content_hash=digest,
+                source=source,
+                evidence=evidence,
+                thread=thread or (message.thread if message else None),
+                message=message,
+                status=EntryStatus.APPROVED if approved else EntryStatus.PENDING,
+                status_changed_by=actor if approved else "",
+                status_changed_at=timezone.now() if approved else None,
+                metadata=metadata or {},
+            )
+            index_entry(entry=entry, visible=approved)
+            _audit(entry, actor, "entry.create", before=None, after=_snapshot(entry))
+    except IntegrityError:
+        return EntryResult(_by_hash(agent, resource, digest), created=False, duplicate_of="hash")
+    return EntryResult(entry, created=True)
+
+
+def _check_evidence(source, evidence, thread, message) -> Message | None:
+    if source not in TRANSCRIPT_SOURCES:
+        return message
+    if not evidence:
+        raise ApplicationError(f"evidence: required for source {source!r}: quote the transcript.")
+    if message is None and thread is None:
+        raise ApplicationError(
+            "evidence: name the message_id (or thread_id) it is quoted from, so it can be checked."
+        )
+    if message is not None:
+        candidates = [message]
+    else:
+        candidates = list(thread.messages.filter(content__contains=evidence).order_by("seq")[:20])
+    roles = {Role.USER} if source in USER_SOURCES else {Role.USER, Role.ASSISTANT}
+    for candidate in candidates:
+        if evidence in candidate.content and candidate.role in roles:
+            return candidate
+    where = f"message {message.id}" if message is not None else "any message of the thread"
+    who = "a user" if source in USER_SOURCES else "a user or assistant"
+    raise Unprocessable(
+        f"evidence: not found verbatim in {where} from {who}; "
+        f"source {source!r} needs an exact quote."
+    )
+
+
+def _by_hash(agent, resource, digest) -> MemoryEntry | None:
+    return MemoryEntry.objects.filter(agent=agent, resource=resource, content_hash=digest).first()
+
+
+def _most_similar(agent, resource, content) -> tuple[int, float] | None:
+    vector = query_vector(project_id=agent.project_id, query=content)
+    if vector is None:
+        return None
+    scope = Scope(
+        kind="entry",
+        project_id=agent.project_id,
+        agent_id=agent.id,
+        resource_id=resource.id if resource else None,
+        visible_only=False,
+    )
+    # Rejected entries still count: proposing the same thing again should not resurface it.
+    hits = vector_candidates(scope, vector.model, vector.dims, vector.vector, 1)
+    return hits[0] if hits else None
+
+
+def entry_set_status(*, entry: MemoryEntry, status: str, actor: str) -> MemoryEntry:
+    before = _snapshot(entry)
+    entry.status = status
+    entry.status_changed_by = actor
+    entry.status_changed_at = timezone.now()
+    entry.save(update_fields=["status", "status_changed_by", "status_changed_at", "updated_at"])
+    index_set_visible(items=Q(entry=entry), visible=status == EntryStatus.APPROVED)
+    action = {EntryStatus.APPROVED: "entry.approve", EntryStatus.REJECTED: "entry.reject"}
+    _audit(entry, actor, action.get(status, "entry.status"), before=before, after=_snapshot(entry))
+    return entry
+
+
+def entry_edit(*, entry: MemoryEntry, content: str, actor: str) -> MemoryEntry:
+    """Change an entry's text (a moderator's edit); its hash and search text follow."""
+    content = normalise(content)
+    if not content:
+        raise ApplicationError("content: must not be blank.")
+    before = _snapshot(entry)
+    entry.content = content
+    entry.content_hash = content_hash(content)
+    entry.save(update_fields=["content", "content_hash", "updated_at"])
+    index_set_content(item=entry.search_item, content=entry.content)
+    _audit(entry, actor, "entry.edit", before=before, after=_snapshot(entry))
+    return entry
+
+
+def entry_delete(*, entry: MemoryEntry, actor: str) -> None:
+    _audit(entry, actor, "entry.delete", before=_snapshot(entry), after=None)
+    entry.delete()
+
+
+# Moderation from the console. Each step goes through the functions above, so it is audited.
+BULK_ACTIONS = ("approve", "reject", "delete")
+
+
+def entry_edit_approve(*, entry: MemoryEntry, content: str, actor: str) -> MemoryEntry:
+    """Save a moderator's rewording of an entry and approve it, as one change."""
+    content = normalise(content)
+    if not content:
+        raise ApplicationError("content: must not be blank; write the entry's text or reject it.")
+    limit = config_effective(agent=entry.agent)["episodic_max_entry_length"]
+    if len(content) > limit:
+        raise ApplicationError(
+            f"content: {len(content)} characters; the limit (episodic_max_entry_length) is {limit}."
+        )
+    with transaction.atomic():
+        if content != entry.content:
+            digest = content_hash(content)
+            twin = (
+                _by_hash(entry.agent, entry.resource, digest)
+                if digest != entry.content_hash
+                else None
+            )
+            if twin is not None:
+                raise Conflict(
+                    f"content: entry {twin.id} ({twin.status}) of this agent and resource already "
+                    "says this; reject or delete this one instead."
+                )
+            entry_edit(entry=entry, content=content, actor=actor)
+        return entry_set_status(entry=entry, status=EntryStatus.APPROVED, actor=actor)
+
+
+def entry_bulk_moderate(*, entries, action: str, actor: str) -> int:
+    """Approve, reject or delete entries; return how many changed (no-ops are not counted)."""
+    if action not in BULK_ACTIONS:
+        raise ApplicationError(f"action: must be one of {', '.join(BULK_ACTIONS)}.")
+    status = {"approve": EntryStatus.APPROVED, "reject": EntryStatus.REJECTED}.get(action)
+    changed = 0
+    with transaction.atomic():
+        for entry in entries:
+            if action == "delete":
+                entry_delete(entry=entry, actor=actor)
+            elif entry.status != status:
+                entry_set_status(entry=entry, status=status, actor=actor)
+            else:
+                continue
+            changed += 1
+    return changed
+
+
+def _snapshot(entry: MemoryEntry) -> dict:
+    return {"content": entry.content, "status": entry.status, "source": entry.source}
+
+
+def _audit(entry: MemoryEntry, actor: str, action: str, *, before, after) -> None:
+    audit_record(
+        actor=actor,
+        action=action,
+        object_type="memory_entry",
+        object_id=entry.id,
+        project_id=entry.agent.project_id,
+        summary=entry.content[:120],
+        before=before,
+        after=after,
+    )
+
+
+def entries_mark_recalled(*, entry_ids: list) -> None:
+    MemoryEntry.objects.filter(pk__in=entry_ids).update(
+        recall_count=F("recall_count") + 1, last_recalled_at=timezone.now()
+    )

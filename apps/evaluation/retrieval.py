@@ -1,0 +1,185 @@
+"""Measure how well search finds the labelled answers of the retrieval set.
+
+The set (bench/data/retrieval_set.json) holds multi-session conversations and questions whose
+answering messages are labelled by "session:turn" with a grade (2 = the answer, 1 = support).
+It is loaded through the real write path into a project, and every question is asked with the
+search service scoped to its user's messages, by each signal alone and fused.
+"""
+
+import json
+import math
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from django.utils import timezone
+
+from apps.search.fusion import FusionWeights
+from apps.search.scope import Scope
+from apps.search.selectors import default_weights, query_vector, search
+from apps.tenancy.models import Agent, Project
+from apps.tenancy.services import agent_get_or_create
+from apps.threads.services import MessageInput, thread_append_messages, thread_resolve_or_create
+
+TOP_K = 20
+CUTOFFS = (5, 10, 20)
+TYPES_ORDER = ("exact", "paraphrase", "temporal", "all")
+METRICS = ("R@5", "R@10", "R@20", "MRR", "nDCG@10")
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One way of searching: which signals, with which fusion weights."""
+
+    label: str
+    signals: tuple[str, ...]
+    weights: FusionWeights
+    group: str  # modes of one group share weights; the verdict compares within a group
+
+
+@dataclass
+class Loaded:
+    """Where the set landed: the project, the agent, resources and message ids."""
+
+    project: Project
+    agent: Agent
+    resources: dict
+    keys: dict  # message id -> "session:turn"
+
+
+def set_load(path: Path) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def time_shifts(data: dict, enabled: bool) -> dict[str, timedelta]:
+    """Return, per conversation, what to add to its timestamps so its newest is an hour old."""
+    shifts = {}
+    for conversation in data["conversations"]:
+        newest = max(
+            datetime.fromisoformat(turn["created_at"])
+            for session in conversation["sessions"]
+            for turn in session["turns"]
+        )
+        target = timezone.now() - timedelta(hours=1)
+        shifts[conversation["id"]] = target - newest if enabled else timedelta(0)
+    return shifts
+
+
+def load_conversations(data: dict, shifts: dict[str, timedelta], *, project: Project) -> Loaded:
+    """Store every session through the services: a thread per session, a resource per user."""
+    agent, _ = agent_get_or_create(project=project, slug="assistant")
+    loaded = Loaded(project, agent, {}, {})
+    for conversation in data["conversations"]:
+        for session in conversation["sessions"]:
+            thread, _ = thread_resolve_or_create(
+                agent=agent,
+                resource_id=conversation["resource"],
+                external_id=session["id"],
+                title=f"{conversation['user']}, {session['id']}",
+            )
+            loaded.resources[conversation["id"]] = thread.resource_id
+            _append_session(loaded, thread, session, shifts[conversation["id"]])
+    return loaded
+
+
+def _append_session(loaded: Loaded, thread, session: dict, shift: timedelta) -> None:
+    items = [
+        MessageInput(
+            role=turn["role"],
+            content=turn["content"],
+            created_at=datetime.fromisoformat(turn["created_at"]) + shift,
+        )
+        for turn in session["turns"]
+    ]
+    appended = thread_append_messages(agent=loaded.agent, thread_id=thread.id, items=items)
+    for index, result in enumerate(appended):
+        loaded.keys[result.message.id] = f"{session['id']}:{index}"
+
+
+def standard_modes(weights: FusionWeights | None = None, group: str = "default") -> list[Mode]:
+    """Return lexical only, vector only and fused, all with the given (or current) weights."""
+    weights = weights or default_weights()
+    suffix = "" if group == "default" else f" {group}"
+    return [
+        Mode(f"lexical{suffix}", ("lexical",), weights, group),
+        Mode(f"vector{suffix}", ("vector",), weights, group),
+        Mode(f"fused{suffix}", ("lexical", "vector"), weights, group),
+    ]
+
+
+def without_recency(weights: FusionWeights) -> FusionWeights:
+    return replace(weights, recency=0.0)
+
+
+def ranked_keys(loaded: Loaded, question: dict, mode: Mode, vector) -> list[str]:
+    """Return the label keys ("session:turn") of the top results, best first."""
+    scope = Scope(
+        kind="message",
+        project_id=loaded.project.id,
+        agent_id=loaded.agent.id,
+        resource_id=loaded.resources[question["conversation"]],
+    )
+    hits = search(
+        scopes=[scope],
+        query=question["question"],
+        top_k=TOP_K,
+        vector=vector if "vector" in mode.signals else None,
+        weights=mode.weights,
+        signals=mode.signals,
+    )
+    return [loaded.keys.get(hit.item.message_id, "?") for hit in hits]
+
+
+def grades_of(question: dict) -> dict[str, int]:
+    """Return the question's graded messages by label key."""
+    return {f"{r['session']}:{r['turn']}": r["grade"] for r in question["relevant"]}
+
+
+def score(ranked: list[str], grades: dict[str, int]) -> dict[str, float]:
+    """Return recall@5/10/20, MRR (answers, grade 2) and nDCG@10 (all grades) of one ranking."""
+    answers = {key for key, grade in grades.items() if grade == 2}
+    metrics = {f"R@{k}": len(answers & set(ranked[:k])) / len(answers) for k in CUTOFFS}
+    first = next((i for i, key in enumerate(ranked, start=1) if key in answers), None)
+    metrics["MRR"] = 1 / first if first else 0.0
+    metrics["nDCG@10"] = ndcg(ranked[:10], grades)
+    return metrics
+
+
+def ndcg(ranked: list[str], grades: dict[str, int]) -> float:
+    """Return the normalised discounted cumulative gain of a ranking (gain 2^grade - 1)."""
+    dcg = sum((2 ** grades.get(key, 0) - 1) / math.log2(i + 2) for i, key in enumerate(ranked))
+    ideal = sorted(grades.values(), reverse=True)[: len(ranked)]
+    best = sum((2**grade - 1) / math.log2(i + 2) for i, grade in enumerate(ideal))
+    return dcg / best if best else 0.0
+
+
+def evaluate(loaded: Loaded, questions: list[dict], modes: list[Mode], progress=None) -> list:
+    """Return each question's metrics and top results under every mode."""
+    rows = []
+    for number, question in enumerate(questions, start=1):
+        vector = query_vector(project_id=loaded.project.id, query=question["question"])
+        grades = grades_of(question)
+        row = {"id": question["id"], "type": question["type"], "modes": {}}
+        for mode in modes:
+            ranked = ranked_keys(loaded, question, mode, vector)
+            row["modes"][mode.label] = {**score(ranked, grades), "top": ranked[:3]}
+        rows.append(row)
+        if progress is not None:
+            progress(number, len(questions))
+    return rows
+
+
+def aggregate(rows: list[dict], modes: list[Mode]) -> dict:
+    """Return mean metrics by question type (and "all") for every mode."""
+    table: dict = {}
+    for kind in TYPES_ORDER:
+        chosen = [row for row in rows if kind in ("all", row["type"])]
+        table[kind] = {"n": len(chosen)}
+        if not chosen:
+            continue
+        for mode in modes:
+            table[kind][mode.label] = {
+                metric: sum(row["modes"][mode.label][metric] for row in chosen) / len(chosen)
+                for metric in METRICS
+            }
+    return table

@@ -1,0 +1,260 @@
+"""Turn texts into unit-length vectors: a built-in hashing embedder, or any OpenAI-compatible API.
+
+embedder_for(model, dimensions) picks one from the memory config's embedder_model:
+  ""               no embedder; search is lexical only
+  "builtin-hash"   HashEmbedder, deterministic and offline
+  "local:<name>"   a small local model, when its package is installed (local_embedder.py)
+  anything else    OpenAIEmbedder against OPENAI_BASE_URL (default: OpenAI itself)
+"""
+
+import hashlib
+import json
+import re
+from functools import lru_cache
+from itertools import pairwise
+from typing import Protocol
+
+import numpy as np
+import openai
+from django.conf import settings
+
+from apps.providers.endpoint import endpoint_configured, endpoint_options
+from apps.providers.retry import call_with_retry, describe_api_error, server_message
+
+HASH_MODEL = "builtin-hash"
+
+
+class EmbeddingError(Exception):
+    """Embedding failed; the message says what to fix."""
+
+
+class Embedder(Protocol):
+    model: str
+    dimensions: int
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """Return one L2-normalised vector per text, in the order given."""
+
+
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Scale each row to length 1, leaving all-zero rows as they are."""
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1.0, norms)
+
+
+# --- Built-in hashing embedder ------------------------------------------------------------------
+
+_WORDS = re.compile(r"[^\W_]+")
+# fmt: off
+_STOP_WORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is",
+    "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "were", "will", "with",
+})
+# fmt: on
+_WORD_WEIGHT = 1.0
+_STOP_WORD_WEIGHT = 0.2
+_BIGRAM_WEIGHT = 0.5
+_TRIGRAM_WEIGHT = 0.25
+# The feature a text without words gets; see HashEmbedder.
+_EMPTY_FEATURE = "\x00empty"
+
+
+def _stem(word: str) -> str:
+    """Strip one common English suffix, so "deploys", "deployed" and "deploying" share a stem."""
+    for suffix, replacement in (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) + len(replacement) >= 3:
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                return word
+            word = word[: len(word) - len(suffix)] + replacement
+            if suffix in ("ing", "ed") and len(word) > 3 and word[-1] == word[-2] not in "lsz":
+                word = word[:-1]  # "running" → "runn" → "run"
+            break
+    # Dropping a final "e" makes "create", "creates" and "created" meet at "creat".
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+@lru_cache(maxsize=1 << 17)
+def _feature_hash(feature: str) -> int:
+    """Return a stable 64-bit hash of a feature (Python's hash() changes between processes)."""
+    return int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
+
+
+def _features(text: str) -> list[tuple[str, float]]:
+    """Return the weighted features of a text: stemmed words, word bigrams, character trigrams."""
+    words = _WORDS.findall(text.lower())
+    stems = [_stem(word) for word in words]
+    features = []
+    for word, stem in zip(words, stems, strict=True):
+        if word in _STOP_WORDS:
+            features.append(("w:" + stem, _STOP_WORD_WEIGHT))
+            continue
+        features.append(("w:" + stem, _WORD_WEIGHT))
+        padded = f"<{word}>"
+        features.extend(("t:" + padded[i : i + 3], _TRIGRAM_WEIGHT) for i in range(len(word)))
+    features.extend((f"b:{first} {second}", _BIGRAM_WEIGHT) for first, second in pairwise(stems))
+    return features
+
+
+class HashEmbedder:
+    """Embed by signed feature hashing: deterministic, offline, and quick.
+
+    A text with no words (empty, or only punctuation) gets one fixed unit vector, the hash of a
+    reserved feature, rather than zeros: cosine distance to a zero vector is undefined (pgvector
+    answers NaN), and a fixed vector keeps such texts together and away from real ones.
+    """
+
+    model = HASH_MODEL
+
+    def __init__(self, dimensions: int):
+        if dimensions < 1:
+            raise EmbeddingError(f"embedder dimensions must be at least 1, got {dimensions}")
+        self.dimensions = dimensions
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """Return one L2-normalised vector per text, in the order given."""
+        return self.embed_array(texts).tolist()
+
+    def embed_array(self, texts: list[str]) -> np.ndarray:
+        """Return the vectors as a float32 matrix, one row per text."""
+        rows, columns, values = [], [], []
+        for row, text in enumerate(texts):
+            features = _features(text) or [(_EMPTY_FEATURE, 1.0)]
+            for feature, weight in features:
+                hashed = _feature_hash(feature)
+                rows.append(row)
+                columns.append(hashed % self.dimensions)
+                values.append(weight if hashed >> 63 else -weight)
+        matrix = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        index = (np.asarray(rows, dtype=np.intp), np.asarray(columns, dtype=np.intp))
+        np.add.at(matrix, index, np.asarray(values, dtype=np.float32))
+        return unit_rows(matrix)
+
+
+# --- OpenAI-compatible API ----------------------------------------------------------------------
+
+
+class OpenAIEmbedder:
+    """Embed with an OpenAI-compatible /embeddings endpoint, in batches, checking each answer."""
+
+    def __init__(
+        self,
+        model: str,
+        dimensions: int,
+        *,
+        api_key: str,
+        base_url: str,
+        timeout: float,
+        max_retries: int,
+        batch_size: int,
+        retry_base_delay: float | None = None,
+    ):
+        self.model = model
+        self.dimensions = dimensions
+        self.base_url = base_url
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.batch_size = max(1, batch_size)
+        self.retry_base_delay = retry_base_delay
+        self._send_dimensions = True
+        self._client = openai.OpenAI(
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
+        )
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """Return one L2-normalised vector per text, in the order given."""
+        vectors = []
+        for start in range(0, len(texts), self.batch_size):
+            vectors.extend(self._embed_batch(texts[start : start + self.batch_size]))
+        return vectors
+
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        # The API rejects empty strings; a lone space embeds as a near-neutral vector instead.
+        inputs = [text if text.strip() else " " for text in texts]
+        try:
+            response = self._create_checking_dimensions(inputs)
+        except openai.APIError as error:
+            raise self._error(error) from error
+        return self._vectors(response, expected=len(texts))
+
+    def _create_checking_dimensions(self, inputs: list[str]):
+        if not self._send_dimensions:
+            return self._create(inputs, send_dimensions=False)
+        try:
+            return self._create(inputs, send_dimensions=True)
+        except openai.BadRequestError as error:
+            if "dimension" not in server_message(error).lower():
+                raise
+            # Older models (text-embedding-ada-002) refuse the parameter; their native size may
+            # still match the config, which _vectors checks.
+            response = self._create(inputs, send_dimensions=False)
+            self._send_dimensions = False
+            return response
+
+    def _create(self, inputs: list[str], *, send_dimensions: bool) -> dict:
+        extra = {"dimensions": self.dimensions} if send_dimensions else {}
+        raw = call_with_retry(
+            lambda: self._client.embeddings.with_raw_response.create(
+                model=self.model, input=inputs, encoding_format="float", **extra
+            ),
+            max_retries=self.max_retries,
+            base_delay=self.retry_base_delay,
+        )
+        # The client's typed parse builds every float as a model field, which cost more than
+        # the rest of an embedding job; the JSON decoder reads the same answer ten times faster.
+        try:
+            return json.loads(raw.content)
+        except ValueError:
+            raise EmbeddingError(f"model {self.model} answered with malformed JSON") from None
+
+    def _vectors(self, response: dict, *, expected: int) -> list[list[float]]:
+        try:
+            data = [item["embedding"] for item in sorted(response["data"], key=_index)]
+        except (KeyError, TypeError):
+            raise EmbeddingError(f"model {self.model} answered without embeddings") from None
+        if len(data) != expected:
+            raise EmbeddingError(
+                f"model {self.model} returned {len(data)} embeddings for {expected} texts"
+            )
+        sizes = {len(embedding) for embedding in data}
+        if sizes != {self.dimensions}:
+            size = min(sizes - {self.dimensions})
+            raise EmbeddingError(
+                f"model {self.model} returned {size} dimensions, config says {self.dimensions}; "
+                f"set embedder_dimensions to {size} or pick another model"
+            )
+        matrix = np.asarray(data, dtype=np.float32)
+        return unit_rows(matrix).tolist()
+
+    def _error(self, error: openai.APIError) -> EmbeddingError:
+        return EmbeddingError(
+            describe_api_error(
+                error, model=self.model, base_url=self.base_url, timeout=self.timeout
+            )
+        )
+
+
+def _index(item: dict) -> int:
+    return item["index"]
+
+
+def embedder_for(model: str, dimensions: int) -> Embedder | None:
+    """Return the embedder for a configured model name, or None when vectors are off."""
+    if not model:
+        return None
+    if model == HASH_MODEL:
+        return HashEmbedder(dimensions)
+    if model.startswith("local:"):
+        # Imported here because local_embedder imports EmbeddingError from this module.
+        from apps.providers.local_embedder import LocalEmbedder
+
+        return LocalEmbedder(model.removeprefix("local:"), dimensions)
+    if not endpoint_configured():
+        raise EmbeddingError(
+            f"embedder model {model} needs OPENAI_API_KEY "
+            "(and OPENAI_BASE_URL for a non-OpenAI endpoint)"
+        )
+    return OpenAIEmbedder(
+        model, dimensions, batch_size=settings.EMBEDDING_BATCH_SIZE, **endpoint_options()
+    )

@@ -1,0 +1,76 @@
+"""Full-text candidates: PostgreSQL tsvector + GIN, SQLite FTS5 with bm25()."""
+
+import math
+
+from django.conf import settings
+from django.db import connection
+
+from apps.search.query import fts5_match
+from apps.search.scope import Scope
+
+# In the PostgreSQL score, how much ts_rank_cd (term proximity and frequency) adds to the IDF sum.
+_RANK_WEIGHT = 0.1
+
+
+def lexical_candidates(scope: Scope, terms: list[str], limit: int) -> list[tuple[int, float]]:
+    """Return up to limit (item id, score) pairs, best first; a higher score is a better match."""
+    if not terms:
+        return []
+    where, params = scope.where("si")
+    if connection.vendor == "postgresql":
+        return _postgres(where, params, terms, limit)
+    return _sqlite(where, params, terms, limit)
+
+
+def _postgres(where, params, terms, limit):
+    """Rank by the IDF of the matched terms, computed over each term's newest matches.
+
+    ts_rank_cd alone weighs a common word like a rare one. Each term contributes its newest
+    SEARCH_LEXICAL_CANDIDATES matches (so a rare word's old match is never crowded out by a
+    common word's many new ones, and the cost stays bounded); a term's document frequency among
+    those candidates gives its IDF, and an item scores the IDF sum of the terms it contains.
+    """
+    per_term = settings.SEARCH_LEXICAL_CANDIDATES
+    branches, args = [], []
+    for term in terms:
+        branches.append(
+            f"(SELECT si.id, si.tsv FROM search_searchitem si "
+            f"WHERE si.tsv @@ to_tsquery('english', %s) AND {where} ORDER BY si.id DESC LIMIT %s)"
+        )
+        args += [_quoted(term), *params, per_term]
+    matches = ", ".join("c.tsv @@ to_tsquery('english', %s)" for _ in terms)
+    any_term = " | ".join(_quoted(term) for term in terms)
+    sql = f"""
+        SELECT c.id, ts_rank_cd(c.tsv, to_tsquery('english', %s)), {matches}
+        FROM ({" UNION ".join(branches)}) c
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [any_term, *[_quoted(term) for term in terms], *args])
+        rows = cursor.fetchall()
+    if not rows:
+        return []
+    frequency = [sum(1 for row in rows if row[2 + i]) for i in range(len(terms))]
+    idf = [math.log(1 + len(rows) / df) if df else 0.0 for df in frequency]
+    scored = [
+        (row[0], sum(w for w, hit in zip(idf, row[2:], strict=True) if hit) + _RANK_WEIGHT * row[1])
+        for row in rows
+    ]
+    scored.sort(key=lambda pair: (-pair[1], -pair[0]))
+    return scored[:limit]
+
+
+def _quoted(term: str) -> str:
+    return "'" + term.replace("'", "") + "'"
+
+
+def _sqlite(where, params, terms, limit):
+    sql = f"""
+        SELECT si.id, bm25(search_item_fts) AS score
+        FROM search_item_fts JOIN search_searchitem si ON si.id = search_item_fts.rowid
+        WHERE search_item_fts MATCH %s AND {where}
+        ORDER BY score, si.id DESC LIMIT %s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [fts5_match(terms), *params, limit])
+        # bm25() is lower-is-better; negate so every signal reads higher-is-better.
+        return [(row[0], -float(row[1])) for row in cursor.fetchall()]

@@ -1,0 +1,108 @@
+"""Vector candidates: pgvector on PostgreSQL, NumPy over cached float32 rows on SQLite."""
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+
+from apps.search.fields import vector_literal
+from apps.search.scope import Scope
+
+# pgvector cannot build an HNSW index over more dimensions than this.
+HNSW_MAX_DIMS = 2000
+
+
+def vector_candidates(
+    scope: Scope, model: str, dims: int, query: np.ndarray, limit: int
+) -> list[tuple[int, float]]:
+    """Return up to limit (item id, cosine similarity) pairs, most similar first."""
+    where, params = scope.where("e")
+    # dims is inlined (an int) so the planner can match the partial HNSW index on it.
+    where = f"e.model = %s AND e.dims = {int(dims)} AND {where}"
+    params = [model, *params]
+    if connection.vendor == "postgresql":
+        return _postgres(where, params, dims, query, limit)
+    return _sqlite(where, params, query, limit)
+
+
+def _postgres(where, params, dims, query, limit):
+    literal = vector_literal(query)
+    distance = f"(e.vector::vector({dims}) <=> %s::vector({dims}))"
+    with transaction.atomic(), connection.cursor() as cursor:
+        if _scope_size(cursor, where, params) <= settings.SEARCH_EXACT_SCAN_ROWS:
+            # Small scopes are scanned exactly: always the true top-k, and fast.
+            sql = f"""
+                WITH scoped AS MATERIALIZED (
+                    SELECT e.item_id, e.vector FROM search_itemembedding e WHERE {where}
+                )
+                SELECT e.item_id, {distance} AS d FROM scoped e ORDER BY d LIMIT %s
+            """
+            cursor.execute(sql, [*params, literal, limit])
+        else:
+            # Large scopes use the HNSW index; iterative scans keep going until enough rows
+            # pass the scope filter, so a filtered top-k is not cut short.
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {max(100, limit * 2):d}")
+            sql = f"""
+                SELECT e.item_id, {distance} AS d FROM search_itemembedding e
+                WHERE {where} ORDER BY d LIMIT %s
+            """
+            cursor.execute(sql, [literal, *params, limit])
+        rows = cursor.fetchall()
+    rows.sort(key=lambda row: row[1])  # relaxed_order may return neighbours slightly out of order
+    return [(item_id, 1.0 - float(d)) for item_id, d in rows]
+
+
+def _scope_size(cursor, where, params) -> int:
+    cap = settings.SEARCH_EXACT_SCAN_ROWS + 1
+    cursor.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM search_itemembedding e WHERE {where} LIMIT %s) s",
+        [*params, cap],
+    )
+    return cursor.fetchone()[0]
+
+
+class _Matrix:
+    def __init__(self, stamp, ids, vectors):
+        self.stamp, self.ids, self.vectors = stamp, ids, vectors
+
+
+# Loading every vector of a large scope from SQLite on each query would dominate its cost, so
+# each process keeps the latest scopes' matrices and reloads one only when its rows changed.
+_cache: OrderedDict[tuple, _Matrix] = OrderedDict()
+_cache_lock = threading.Lock()
+_CACHE_SCOPES = 32
+
+
+def _sqlite(where, params, query, limit):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*), max(e.id), total(e.id) FROM search_itemembedding e WHERE {where}",
+            params,
+        )
+        stamp = tuple(cursor.fetchone())
+        if stamp[0] == 0:
+            return []
+        key = (connection.settings_dict["NAME"], where, tuple(params))
+        with _cache_lock:
+            matrix = _cache.get(key)
+        if matrix is None or matrix.stamp != stamp:
+            cursor.execute(
+                f"SELECT e.item_id, e.vector FROM search_itemembedding e WHERE {where}", params
+            )
+            rows = cursor.fetchall()
+            ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+            vectors = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
+            matrix = _Matrix(stamp, ids, vectors.reshape(len(rows), -1))
+            with _cache_lock:
+                _cache[key] = matrix
+                _cache.move_to_end(key)
+                while len(_cache) > _CACHE_SCOPES:
+                    _cache.popitem(last=False)
+    similarities = matrix.vectors @ np.asarray(query, dtype=np.float32)
+    count = min(limit, len(similarities))
+    top = np.argpartition(-similarities, count - 1)[:count]
+    top = top[np.argsort(-similarities[top])]
+    return [(int(matrix.ids[i]), float(similarities[i])) for i in top]

@@ -1,0 +1,93 @@
+"""The one search service: lexical + vector + recency over messages, chunks and entries."""
+
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings
+from django.utils import timezone
+
+from apps.providers.embeddings import embedder_for
+from apps.search.fusion import FusionWeights, fuse
+from apps.search.lexical import lexical_candidates
+from apps.search.models import SearchItem
+from apps.search.nearest import vector_candidates
+from apps.search.query import query_terms
+from apps.search.scope import Scope
+from apps.search.vectors import vector_index_serving
+
+
+@dataclass
+class SearchHit:
+    item: SearchItem
+    score: float
+    signals: dict
+
+
+@dataclass(frozen=True)
+class QueryVector:
+    model: str
+    dims: int
+    vector: np.ndarray
+
+
+def query_vector(*, project_id, query: str) -> QueryVector | None:
+    """Embed the query with the model of the project's serving index (None: lexical only)."""
+    index = vector_index_serving(project_id=project_id)
+    if index is None:
+        return None
+    [vector] = embedder_for(index.model, index.dims).embed([query])
+    return QueryVector(index.model, index.dims, np.asarray(vector, dtype=np.float32))
+
+
+def search(
+    *,
+    scopes: list[Scope],
+    query: str,
+    top_k: int,
+    vector: QueryVector | None = None,
+    weights: FusionWeights | None = None,
+    signals: tuple[str, ...] = ("lexical", "vector"),
+) -> list[SearchHit]:
+    """Return the top_k items of the scopes for the query, best first, each with its signals.
+
+    1. Each scope gives its lexical and vector candidates (its filter inside each query).
+    2. Each scope's lists are fused by reciprocal rank with a recency bonus.
+    3. The fused lists of all scopes are merged by score and cut to top_k.
+    """
+    weights = weights or default_weights()
+    terms = query_terms(query)
+    depth = max(top_k * 4, settings.SEARCH_CANDIDATES)
+    ranked_by_scope = []
+    for scope in scopes:
+        ranked = {}
+        if "lexical" in signals:
+            ranked["lexical"] = lexical_candidates(scope, terms, depth)
+        if "vector" in signals and vector is not None:
+            ranked["vector"] = vector_candidates(
+                scope, vector.model, vector.dims, vector.vector, depth
+            )
+        ranked_by_scope.append(ranked)
+    candidate_ids = {i for ranked in ranked_by_scope for lst in ranked.values() for i, _ in lst}
+    created = dict(SearchItem.objects.filter(id__in=candidate_ids).values_list("id", "created_at"))
+    now = timezone.now()
+    fused = [entry for ranked in ranked_by_scope for entry in fuse(ranked, created, now, weights)]
+    fused.sort(key=lambda entry: (-entry.score, -entry.item_id))
+    winners = fused[:top_k]
+    items = SearchItem.objects.select_related("message", "chunk", "entry").in_bulk(
+        [entry.item_id for entry in winners]
+    )
+    return [
+        SearchHit(items[e.item_id], round(e.score, 6), e.signals)
+        for e in winners
+        if e.item_id in items
+    ]
+
+
+def default_weights() -> FusionWeights:
+    return FusionWeights(
+        lexical=settings.SEARCH_WEIGHT_LEXICAL,
+        vector=settings.SEARCH_WEIGHT_VECTOR,
+        recency=settings.SEARCH_WEIGHT_RECENCY,
+        half_life_days=settings.SEARCH_RECENCY_HALF_LIFE_DAYS,
+        k=settings.SEARCH_RRF_K,
+    )

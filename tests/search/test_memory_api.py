@@ -1,0 +1,68 @@
+def test_upsert_creates_the_namespace_and_stores_content_once(alice):
+    first = alice.post(
+        "/api/v1/memory/upsert",
+        {
+            "content": "Coolify requires the pgvector image for vector support.",
+            "namespace": "janagi",
+            "metadata": {"source": "chat_extraction"},
+        },
+    )
+    again = alice.post(
+        "/api/v1/memory/upsert",
+        {
+            "content": "Coolify requires the pgvector image for vector support.",
+            "namespace": "janagi",
+        },
+    )
+
+    assert first.status_code == 201
+    assert again.status_code == 200
+    assert again.json()["id"] == first.json()["id"]
+    assert again.json()["created"] is False
+
+
+def test_search_ranks_facts_of_the_namespace_with_scores(alice, use_embedder):
+    for fact in (
+        "Coolify requires the pgvector image for vector support.",
+        "Deploy on Coolify by pushing to the main branch.",
+        "The office coffee machine is on floor two.",
+    ):
+        alice.post("/api/v1/memory/upsert", {"content": fact, "namespace": "janagi"})
+    alice.post(
+        "/api/v1/memory/upsert", {"content": "Deploy on Coolify elsewhere", "namespace": "other"}
+    )
+    use_embedder(alice)()
+
+    response = alice.post(
+        "/api/v1/memory/search",
+        {"query": "How do I deploy on Coolify?", "namespace": "janagi", "top_k": 2},
+    )
+
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert len(results) == 2
+    assert results[0]["content"] == "Deploy on Coolify by pushing to the main branch."
+    assert results[0]["score"] >= results[1]["score"]
+    assert results[0]["similarity"] is not None
+    assert all("elsewhere" not in r["content"] for r in results)
+
+
+def test_search_of_an_unknown_namespace_is_a_404(alice, carol):
+    carol.post("/api/v1/memory/upsert", {"content": "carol's fact", "namespace": "facts"})
+
+    response = alice.post("/api/v1/memory/search", {"query": "fact", "namespace": "facts"})
+
+    assert response.status_code == 404
+
+
+def test_bad_namespace_or_top_k_is_a_400(alice):
+    assert (
+        alice.post("/api/v1/memory/upsert", {"content": "x", "namespace": "not a slug"}).status_code
+        == 400
+    )
+    assert (
+        alice.post(
+            "/api/v1/memory/search", {"query": "x", "namespace": "n", "top_k": 0}
+        ).status_code
+        == 400
+    )

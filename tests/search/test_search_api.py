@@ -1,0 +1,185 @@
+import pytest
+
+from apps.jobs.services import job_run_pending
+
+
+def _search(actor, **body):
+    response = actor.post("/api/v1/search", body)
+    assert response.status_code == 200, response.content
+    return response.json()["results"]
+
+
+def _conversation(actor, texts, **thread_fields):
+    thread = actor.new_thread(**thread_fields)
+    actor.append(thread["id"], *[{"role": "user", "content": text} for text in texts])
+    return thread
+
+
+def test_it_finds_messages_by_words_and_their_stems(alice):
+    thread = _conversation(alice, ["We deployed the billing service on Friday", "Lunch was fine"])
+
+    results = _search(alice, query="deploying billing")
+
+    assert [r["content"] for r in results] == ["We deployed the billing service on Friday"]
+    hit = results[0]
+    assert hit["type"] == "message"
+    assert hit["thread_id"] == thread["id"]
+    assert hit["seq"] == 1
+    assert hit["signals"]["lexical"]["rank"] == 1
+    assert "age_days" in hit["signals"]["recency"]
+    assert "vector" not in hit["signals"]  # no embedder configured
+
+
+def test_it_limits_search_to_a_thread_or_a_resource(alice):
+    one = _conversation(alice, ["the invoice is overdue"], resource_id="ann")
+    two = _conversation(alice, ["another invoice arrived"], resource_id="bob")
+
+    in_thread = _search(alice, query="invoice", thread_id=one["id"])
+    for_bob = _search(alice, query="invoice", resource_id="bob")
+
+    assert [r["thread_id"] for r in in_thread] == [one["id"]]
+    assert [r["thread_id"] for r in for_bob] == [two["id"]]
+
+
+def test_message_hits_carry_their_range_without_repeating_messages(alice):
+    texts = ["intro", "alpha topic", "filler one", "filler two", "alpha again", "closing"]
+    _conversation(alice, texts)
+
+    results = _search(alice, query="alpha", message_range={"before": 2, "after": 1})
+
+    by_seq = {r["seq"]: r for r in results}
+    assert set(by_seq) == {2, 5}
+    ranges = {
+        seq: ([m["seq"] for m in r["context"]["before"]], [m["seq"] for m in r["context"]["after"]])
+        for seq, r in by_seq.items()
+    }
+    first, second = sorted(by_seq, key=lambda seq: results.index(by_seq[seq]))
+    shown = [seq for before, after in ranges.values() for seq in before + after] + [2, 5]
+    assert len(shown) == len(set(shown)), f"a message appears twice: {ranges}"
+    assert sorted(shown) == [1, 2, 3, 4, 5, 6]
+    assert ranges[2][0] == [1]
+
+
+def test_the_default_range_comes_from_config(alice):
+    _conversation(alice, ["one", "two", "three", "needle", "five", "six"])
+
+    [hit] = _search(alice, query="needle")
+
+    assert [m["seq"] for m in hit["context"]["before"]] == [2, 3]
+    assert [m["seq"] for m in hit["context"]["after"]] == [5]
+
+
+def test_an_exact_copy_in_another_agents_or_projects_memory_never_appears(alice, bob, carol):
+    secret = "the vault code is orange-42"
+    for actor in (alice, bob, carol):
+        _conversation(actor, [secret], resource_id="shared-user")
+        actor.post("/api/v1/episodic", {"content": secret, "resource_id": "shared-user"})
+        actor.post("/api/v1/memory/upsert", {"content": secret, "namespace": "facts"})
+    mine = {
+        r["id"]
+        for r in _search(
+            alice, query="vault code orange", scopes=["messages", "episodic", "knowledge"]
+        )
+    }
+
+    results = _search(
+        alice, query="vault code orange", scopes=["messages", "episodic", "knowledge"]
+    )
+
+    assert {r["type"] for r in results} == {"message", "knowledge"}  # the entry is pending
+    assert {r["id"] for r in results} == mine
+    bob_ids = {
+        r["id"] for r in _search(bob, query="vault code orange", scopes=["messages", "knowledge"])
+    }
+    assert not ({r["id"] for r in results if r["type"] == "message"} & bob_ids)
+    carol_ids = {
+        r["id"] for r in _search(carol, query="vault code orange", scopes=["messages", "knowledge"])
+    }
+    assert not (mine & carol_ids)
+
+
+def test_vectors_join_the_ranking_once_the_embedder_job_ran(alice, use_embedder):
+    _conversation(alice, ["the espresso machine is leaking water", "quarterly revenue grew"])
+    run_jobs = use_embedder(alice)
+
+    before = _search(alice, query="espresso machine leaking")
+    run_jobs()
+    after = _search(alice, query="espresso machine leaking")
+
+    assert "vector" not in before[0]["signals"]
+    assert after[0]["content"] == "the espresso machine is leaking water"
+    assert after[0]["signals"]["vector"]["rank"] == 1
+    assert after[0]["signals"]["vector"]["score"] > 0.5
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"query": ""}, "query"),
+        ({"query": "   "}, "query"),
+        ({}, "query"),
+        ({"query": "x", "top_k": 0}, "top_k"),
+        ({"query": "x", "top_k": 51}, "top_k"),
+        ({"query": "x", "scopes": ["everything"]}, "scopes"),
+        ({"query": "x", "scopes": []}, "scopes"),
+        ({"query": "x", "message_range": {"before": 99, "after": 1}}, "message_range"),
+        ({"query": "x", "thread_id": "nope"}, "thread_id"),
+        ({"query": "x", "sort": "new"}, "sort"),
+    ],
+)
+def test_it_rejects_bad_search_input(alice, body, field):
+    response = alice.post("/api/v1/search", body)
+
+    assert response.status_code == 400
+    assert field in response.json()["error"]["details"]
+
+
+def test_unknown_thread_resource_or_knowledge_base_is_a_404(alice, bob):
+    theirs = bob.new_thread()
+
+    for body in (
+        {"query": "x", "thread_id": theirs["id"]},
+        {"query": "x", "resource_id": "nobody"},
+        {"query": "x", "scopes": ["knowledge"], "knowledge_base": "missing"},
+    ):
+        response = alice.post("/api/v1/search", body)
+
+        assert response.status_code == 404, body
+        assert response.json()["error"]["code"] == "not_found"
+
+
+def test_a_query_of_only_stopwords_finds_nothing_lexically_but_answers(alice):
+    _conversation(alice, ["what is this"])
+
+    assert _search(alice, query="what is the") == []
+
+
+def test_new_messages_are_embedded_in_the_background_not_in_the_request(alice, use_embedder):
+    run_jobs = use_embedder(alice)
+    run_jobs()
+    thread = _conversation(alice, ["a brand new espresso complaint"])
+
+    [hit] = _search(alice, query="espresso complaint", thread_id=thread["id"])
+    assert "vector" not in hit["signals"]
+    assert job_run_pending() == 1
+    [hit] = _search(alice, query="espresso complaint", thread_id=thread["id"])
+    assert hit["signals"]["vector"]["rank"] == 1
+
+
+def test_tool_calls_are_found_by_tool_name_and_payload(alice):
+    thread = alice.new_thread()
+    alice.append(
+        thread["id"],
+        {
+            "role": "assistant",
+            "kind": "tool_call",
+            "name": "weather_lookup",
+            "payload": {"city": "Reykjavik"},
+        },
+    )
+
+    [by_payload] = _search(alice, query="Reykjavik")
+    [by_name] = _search(alice, query="weather_lookup")
+
+    assert by_payload["seq"] == by_name["seq"] == 1
+    assert by_payload["type"] == "message"
