@@ -1,0 +1,89 @@
+"""Reads of knowledge bases, scoped to one project."""
+
+import uuid
+
+from django.db.models import Count
+
+from apps.core.errors import NotFound
+from apps.knowledge.models import Chunk, Document, KnowledgeBase
+from apps.tenancy.models import Project
+
+
+def knowledge_base_list(*, project: Project):
+    return KnowledgeBase.objects.filter(project=project)
+
+
+def knowledge_base_get(*, project: Project, slug: str) -> KnowledgeBase:
+    kb = KnowledgeBase.objects.filter(project=project, slug=slug).first()
+    if kb is None:
+        raise NotFound(f"No knowledge base {slug!r} in this project.")
+    return kb
+
+
+def document_list(*, kb: KnowledgeBase, status: str | None = None):
+    documents = Document.objects.filter(knowledge_base=kb).select_related("knowledge_base")
+    if status is not None:
+        documents = documents.filter(status=status)
+    return documents
+
+
+def document_get(*, project: Project, document_id: uuid.UUID) -> Document:
+    document = (
+        Document.objects.select_related("knowledge_base")
+        .filter(knowledge_base__project=project, pk=document_id)
+        .first()
+    )
+    if document is None:
+        raise NotFound("No such document.")
+    return document
+
+
+def chunk_list(*, document: Document):
+    return Chunk.objects.filter(document=document).order_by("chunk_index")
+
+
+def document_counts() -> dict[str, int]:
+    return dict(Document.objects.values_list("status").annotate(n=Count("id")))
+
+
+# --- Console: curators see the knowledge bases of every project --------------------------------
+
+
+def knowledge_base_browse(*, project_id=None):
+    """Return the knowledge bases of every project (or of one) with their document counts."""
+    kbs = (
+        KnowledgeBase.objects.select_related("project")
+        .annotate(document_count=Count("documents"))
+        .order_by("project__slug", "slug")
+    )
+    if project_id:
+        kbs = kbs.filter(project_id=project_id)
+    return kbs
+
+
+def knowledge_base_by_id(*, kb_id: uuid.UUID) -> KnowledgeBase:
+    kb = KnowledgeBase.objects.select_related("project").filter(pk=kb_id).first()
+    if kb is None:
+        raise NotFound("No such knowledge base.")
+    return kb
+
+
+def knowledge_base_status_counts(*, kb: KnowledgeBase) -> dict[str, int]:
+    """Return the number of the knowledge base's documents per status."""
+    return dict(
+        Document.objects.filter(knowledge_base=kb)
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+
+
+def document_by_id(*, document_id: uuid.UUID) -> Document:
+    document = (
+        Document.objects.select_related("knowledge_base__project", "source")
+        .filter(pk=document_id)
+        .first()
+    )
+    if document is None:
+        raise NotFound("No such document.")
+    return document

@@ -1,0 +1,219 @@
+"""Writes of knowledge bases and their documents."""
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from apps.audit.services import audit_record
+from apps.core.errors import ApplicationError, Conflict, UnsupportedMediaType
+from apps.core.ids import uuid7
+from apps.knowledge.ingestion import document_ingest_enqueue
+from apps.knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase, Source
+from apps.knowledge.sniff import MARKDOWN, UnsupportedContent, sniff_mime
+from apps.providers.tokens import count_tokens
+from apps.search.indexing import index_chunks, index_set_visible
+from apps.tenancy.models import Project
+
+
+@dataclass(frozen=True)
+class UpsertResult:
+    document: Document
+    chunk: Chunk
+    created: bool
+
+
+def knowledge_base_get_or_create(*, project: Project, slug: str, name: str = "") -> KnowledgeBase:
+    try:
+        with transaction.atomic():
+            kb, _ = KnowledgeBase.objects.get_or_create(
+                project=project, slug=slug, defaults={"name": name or slug}
+            )
+    except IntegrityError:
+        kb = KnowledgeBase.objects.get(project=project, slug=slug)
+    return kb
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def memory_upsert(
+    *, project: Project, namespace: str, content: str, metadata: dict, actor: str
+) -> UpsertResult:
+    """Store one fact as a single-chunk document of the namespace's knowledge base.
+
+    The namespace's knowledge base is created on first use; the same content is stored once.
+    """
+    kb = knowledge_base_get_or_create(project=project, slug=namespace)
+    digest = text_hash(content)
+    existing = Document.objects.filter(knowledge_base=kb, content_hash=digest).first()
+    if existing is not None:
+        return UpsertResult(existing, existing.chunks.get(chunk_index=0), created=False)
+    try:
+        with transaction.atomic():
+            source, _ = Source.objects.get_or_create(
+                knowledge_base=kb, kind="api", label="memory upsert"
+            )
+            document = Document.objects.create(
+                knowledge_base=kb,
+                source=source,
+                title=content[:80],
+                content_hash=digest,
+                mime_type="text/plain",
+                size_bytes=len(content.encode()),
+                text=content,
+                status=DocumentStatus.READY,
+                chunk_count=1,
+                token_count=count_tokens(content),
+                metadata=metadata,
+                uploaded_by=actor,
+            )
+            chunk = Chunk.objects.create(
+                document=document,
+                chunk_index=0,
+                content=content,
+                token_count=document.token_count,
+                metadata=metadata,
+                created_at=timezone.now(),
+            )
+            index_chunks(document=document, chunks=[chunk], visible=True)
+    except IntegrityError:
+        document = Document.objects.get(knowledge_base=kb, content_hash=digest)
+        return UpsertResult(document, document.chunks.get(chunk_index=0), created=False)
+    return UpsertResult(document, chunk, created=True)
+
+
+@dataclass(frozen=True)
+class DocumentResult:
+    document: Document
+    created: bool  # False: the same content was in the knowledge base already
+
+
+def knowledge_base_create(
+    *, project: Project, slug: str, name: str = "", description: str = ""
+) -> KnowledgeBase:
+    if KnowledgeBase.objects.filter(project=project, slug=slug).exists():
+        raise Conflict(f"A knowledge base {slug!r} exists in this project.", code="duplicate")
+    return KnowledgeBase.objects.create(
+        project=project, slug=slug, name=name or slug, description=description
+    )
+
+
+def document_upload(*, kb: KnowledgeBase, upload, title: str = "", actor: str) -> DocumentResult:
+    """Store an uploaded file as a pending document and queue its ingestion.
+
+    1. Refuse a name with path parts, an empty file, and content that is no supported document.
+    2. Hash the bytes; content the knowledge base has already is reported, not stored again.
+    3. Save the file under a generated name, create the document, queue ingestion after commit.
+    """
+    name = upload.name or ""
+    if "/" in name or "\\" in name or name in {"", ".", ".."}:
+        raise ApplicationError("file: the file name must be a plain name without folders.")
+    if upload.size == 0:
+        raise ApplicationError("file: the file is empty.")
+    digest, head = _hash_and_head(upload)
+    try:
+        mime = sniff_mime(head, name)
+    except UnsupportedContent as exc:
+        raise UnsupportedMediaType(f"file: {exc}") from None
+    existing = Document.objects.filter(knowledge_base=kb, content_hash=digest).first()
+    if existing is not None:
+        return DocumentResult(existing, created=False)
+    suffix = PurePosixPath(name).suffix.lower()[:10]
+    with transaction.atomic():
+        source, _ = Source.objects.get_or_create(knowledge_base=kb, kind="upload", label="uploads")
+        document = Document(
+            knowledge_base=kb,
+            source=source,
+            title=(title or name)[:300],
+            content_hash=digest,
+            mime_type=mime,
+            size_bytes=upload.size,
+            metadata={"filename": name},
+            uploaded_by=actor,
+        )
+        upload.seek(0)
+        document.file.save(f"{uuid7().hex}{suffix}", upload, save=False)
+        try:
+            with transaction.atomic():
+                document.save()
+        except IntegrityError:
+            document.file.delete(save=False)
+            return DocumentResult(
+                Document.objects.get(knowledge_base=kb, content_hash=digest), created=False
+            )
+        document_ingest_enqueue(document=document)
+    return DocumentResult(document, created=True)
+
+
+def document_from_text(*, kb: KnowledgeBase, title: str, text: str, actor: str) -> DocumentResult:
+    """Store pasted text as a pending document (Markdown structure is kept) and queue it."""
+    if not text.strip():
+        raise ApplicationError("text: must not be blank.")
+    digest = text_hash(text)
+    existing = Document.objects.filter(knowledge_base=kb, content_hash=digest).first()
+    if existing is not None:
+        return DocumentResult(existing, created=False)
+    try:
+        with transaction.atomic():
+            source, _ = Source.objects.get_or_create(knowledge_base=kb, kind="text", label="text")
+            document = Document.objects.create(
+                knowledge_base=kb,
+                source=source,
+                title=title[:300],
+                content_hash=digest,
+                mime_type=MARKDOWN,
+                size_bytes=len(text.encode()),
+                text=text,
+                uploaded_by=actor,
+            )
+            document_ingest_enqueue(document=document)
+    except IntegrityError:
+        return DocumentResult(
+            Document.objects.get(knowledge_base=kb, content_hash=digest), created=False
+        )
+    return DocumentResult(document, created=True)
+
+
+def document_reindex(*, document: Document) -> Document:
+    """Extract and chunk the document again; its chunks are hidden until it is ready again."""
+    with transaction.atomic():
+        Document.objects.filter(pk=document.pk).update(
+            status=DocumentStatus.PENDING, progress=0, error="", attempts=0
+        )
+        index_set_visible(items=Q(chunk__document=document), visible=False)
+        document_ingest_enqueue(document=document)
+    document.refresh_from_db()
+    return document
+
+
+def document_delete(*, document: Document, actor: str) -> None:
+    """Delete the document with its stored file, chunks and vectors."""
+    stored = document.file.name if document.file else ""
+    audit_record(
+        actor=actor,
+        action="document.delete",
+        object_type="document",
+        object_id=document.id,
+        project_id=document.knowledge_base.project_id,
+        summary=document.title,
+        before={"title": document.title, "chunks": document.chunk_count},
+    )
+    document.delete()
+    if stored:
+        transaction.on_commit(lambda: default_storage.delete(stored))
+
+
+def _hash_and_head(upload) -> tuple[str, bytes]:
+    digest = hashlib.sha256()
+    head = b""
+    for piece in upload.chunks():
+        if len(head) < 4096:
+            head += piece[: 4096 - len(head)]
+        digest.update(piece)
+    return digest.hexdigest(), head
