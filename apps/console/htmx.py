@@ -1,0 +1,32 @@
+"""htmx habits, in one middleware: Vary on HX-Request, flash messages sent out of band with
+every htmx answer, and redirects turned into HX-Location so htmx follows them itself."""
+
+from django.contrib.messages import get_messages
+from django.http import HttpResponse
+from django.template.loader import render_to_string
+from django.utils.cache import patch_vary_headers
+
+
+class HtmxConsoleMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if not request.path.startswith("/console/"):
+            return response
+        patch_vary_headers(response, ("HX-Request",))
+        if not getattr(request, "htmx", False):
+            return response
+        if 300 <= response.status_code < 400 and response.has_header("Location"):
+            location = HttpResponse(status=204)
+            location["HX-Location"] = response["Location"]
+            patch_vary_headers(location, ("HX-Request",))
+            return location
+        if response.get("Content-Type", "").startswith("text/html") and not response.streaming:
+            # Always sent, even empty, so a message from an earlier action does not linger.
+            messages = list(get_messages(request))
+            response.content += render_to_string(
+                "console/_messages.html", {"messages": messages, "oob": True}, request
+            ).encode()
+        return response

@@ -1,0 +1,51 @@
+"""Console roles are Django groups. Each page names the roles that may open it."""
+
+from functools import wraps
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+
+OPERATOR = "operator"  # threads, context, jobs, evaluation
+CURATOR = "curator"  # knowledge bases
+MODERATOR = "moderator"  # episodic entries
+ADMIN = "admin"  # memory config, API keys, users, audit log
+ROLES = (OPERATOR, CURATOR, MODERATOR, ADMIN)
+
+
+def user_roles(user) -> set[str]:
+    """Return the roles of a user; a superuser holds all of them."""
+    if user is None or not user.is_authenticated or not user.is_active:
+        return set()
+    if user.is_superuser:
+        return set(ROLES)
+    if not hasattr(user, "_console_roles"):
+        user._console_roles = set(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
+    return user._console_roles
+
+
+def role_required(*roles: str):
+    """Let a view through for users with any of roles; others get the login page or a 403."""
+
+    def decorate(view):
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            if not user_roles(request.user) & set(roles):
+                raise PermissionDenied(f"This page needs the role {' or '.join(roles)}.")
+            return view(request, *args, **kwargs)
+
+        wrapped.required_roles = roles
+        return wrapped
+
+    return decorate
+
+
+def actor(request) -> str:
+    """How the audit log names a console user."""
+    return f"user:{request.user.get_username()}"
+
+
+def roles_context(request) -> dict:
+    """Template context: the user's roles, for the navigation."""
+    return {"console_roles": user_roles(getattr(request, "user", None))}

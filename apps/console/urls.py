@@ -1,0 +1,32 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from apps.console.views import (
+    audit,
+    config,
+    dashboard,
+    evaluation,
+    keys,
+    knowledge,
+    moderation,
+    threads,
+)
+
+app_name = "console"
+
+urlpatterns = [
+    path(
+        "login/",
+        auth_views.LoginView.as_view(redirect_authenticated_user=False),
+        name="login",
+    ),
+    path("logout/", auth_views.LogoutView.as_view(next_page="console:login"), name="logout"),
+    *dashboard.urlpatterns,
+    *threads.urlpatterns,
+    *knowledge.urlpatterns,
+    *moderation.urlpatterns,
+    *config.urlpatterns,
+    *keys.urlpatterns,
+    *audit.urlpatterns,
+    *evaluation.urlpatterns,
+]

@@ -1,0 +1,265 @@
+"""Console pages: the episodic moderation queue, each entry with its evidence and look-alikes.
+
+Every action URL carries the list's query string, so an action can answer with the row as it
+now is (or nothing, when the row no longer matches the status filter) and a plain form can
+redirect back to the same list.
+"""
+
+from dataclasses import dataclass
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import path, reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django.utils.text import Truncator
+from django.views.decorators.http import require_POST
+
+from apps.console.pages import paginate, render_page_or_fragment
+from apps.console.roles import MODERATOR, actor, role_required
+from apps.core.errors import ApplicationError, NotFound
+from apps.episodic.models import EntryStatus, MemoryEntry
+from apps.episodic.selectors import SimilarEntry, entry_browse, entry_for_operator, entry_similar
+from apps.episodic.services import (
+    entry_bulk_moderate,
+    entry_delete,
+    entry_edit_approve,
+    entry_set_status,
+)
+from apps.tenancy.selectors import agent_list
+
+# Characters of the source message shown on each side of the evidence.
+EVIDENCE_CONTEXT = 240
+BULK_VERBS = {"approve": "Approved", "reject": "Rejected", "delete": "Deleted"}
+
+
+class EntryFilterForm(forms.Form):
+    agent = forms.ModelChoiceField(queryset=agent_list(), required=False, empty_label="any")
+    resource = forms.CharField(required=False, max_length=200, label="Resource id")
+    status = forms.ChoiceField(choices=[("", "any"), *EntryStatus.choices], required=False)
+
+
+class EntryEditForm(forms.Form):
+    content = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        error_messages={
+            "required": "Content must not be blank: write the entry's text, or reject it instead."
+        },
+    )
+
+
+class BulkForm(forms.Form):
+    action = forms.ChoiceField(
+        choices=[("", "choose…"), *((action, action) for action in BULK_VERBS)],
+        error_messages={"required": "Choose what to do with the selected entries."},
+    )
+    entries = forms.ModelMultipleChoiceField(
+        queryset=entry_browse(status=None),
+        error_messages={
+            "required": "Select at least one entry first (tick its box).",
+            "invalid_choice": "A selected entry no longer exists; reload the page and try again.",
+        },
+    )
+
+
+@dataclass
+class EntryRow:
+    entry: MemoryEntry
+    source: SafeString | None  # the source message, escaped, with the evidence in <mark>
+    evidence_found: bool
+    similar: list[SimilarEntry]
+
+
+@role_required(MODERATOR)
+def moderation(request):
+    """The queue: GET lists entries by the filters, POST applies a bulk action to selected ones."""
+    if request.method == "POST":
+        form = BulkForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, next(iter(form.errors.values()))[0])
+        else:
+            action, entries = form.cleaned_data["action"], form.cleaned_data["entries"]
+            changed = entry_bulk_moderate(entries=entries, action=action, actor=actor(request))
+            unchanged = len(entries) - changed
+            note = f"; {unchanged} already had that status" if unchanged else ""
+            messages.success(request, f"{BULK_VERBS[action]} {_entries(changed)}{note}.")
+        if not request.htmx:
+            return redirect(_back(request))
+    form, filters = _filters(request)
+    page = paginate(request, entry_browse(**filters))
+    params = request.GET.copy()
+    params.pop("page", None)
+    context = {
+        "form": form,
+        "page": page,
+        "rows": [_row(entry) for entry in page],
+        "status": filters["status"],
+        "query": params.urlencode(),
+        "back": _query_string(request),
+    }
+    return render_page_or_fragment(request, "console/moderation/list.html", "entry-list", context)
+
+
+@role_required(MODERATOR)
+def entry_detail(request, entry_id):
+    """The fragment #entry-<id> (a whole page without htmx); editing is cancelled to it."""
+    entry = _entry(entry_id)
+    return _render_row(request, entry) if entry else _gone(request)
+
+
+@role_required(MODERATOR)
+@require_POST
+def entry_approve(request, entry_id):
+    return _set_status(request, entry_id, EntryStatus.APPROVED)
+
+
+@role_required(MODERATOR)
+@require_POST
+def entry_reject(request, entry_id):
+    return _set_status(request, entry_id, EntryStatus.REJECTED)
+
+
+@role_required(MODERATOR)
+@require_POST
+def entry_remove(request, entry_id):
+    entry = _entry(entry_id)
+    if entry is None:
+        return _gone(request)
+    entry_delete(entry=entry, actor=actor(request))
+    messages.success(request, f"Deleted “{_short(entry)}”.")
+    return HttpResponse("") if request.htmx else redirect(_back(request))
+
+
+@role_required(MODERATOR)
+def entry_edit(request, entry_id):
+    """GET: the row as an edit form. POST: save the edited content, then approve the entry."""
+    entry = _entry(entry_id)
+    if entry is None:
+        return _gone(request)
+    form = EntryEditForm(request.POST or None, initial={"content": entry.content})
+    if form.is_valid():
+        try:
+            entry_edit_approve(
+                entry=entry, content=form.cleaned_data["content"], actor=actor(request)
+            )
+        except ApplicationError as error:
+            form.add_error("content", error.message.removeprefix("content: "))
+        else:
+            messages.success(request, f"Edited and approved “{_short(entry)}”.")
+            return _answer(request, entry)
+    return _render_row(request, entry, edit_form=form)
+
+
+def _set_status(request, entry_id, status: str):
+    entry = _entry(entry_id)
+    if entry is None:
+        return _gone(request)
+    entry_set_status(entry=entry, status=status, actor=actor(request))
+    verb = "Approved" if status == EntryStatus.APPROVED else "Rejected"
+    messages.success(request, f"{verb} “{_short(entry)}”.")
+    return _answer(request, entry)
+
+
+def _answer(request, entry):
+    """After a change: the row as it now is, or nothing once the status filter hides it."""
+    if not request.htmx:
+        return redirect(_back(request))
+    status = _filters(request)[1]["status"]
+    if status and entry.status != status:
+        return HttpResponse("")
+    return _render_row(request, entry)
+
+
+def _render_row(request, entry, edit_form=None):
+    context = {"row": _row(entry), "edit_form": edit_form, "back": _query_string(request)}
+    if request.htmx:
+        return render(request, "console/moderation/entry.html", context)
+    return render(request, "console/moderation/detail.html", context)
+
+
+def _row(entry: MemoryEntry) -> EntryRow:
+    source, found = evidence_in_source(entry)
+    return EntryRow(entry, source, found, entry_similar(entry=entry))
+
+
+def evidence_in_source(entry: MemoryEntry) -> tuple[SafeString | None, bool]:
+    """Return (the source message around the evidence with the evidence marked, found or not).
+
+    Message and evidence are user text: format_html escapes every piece it is given.
+    """
+    if entry.message is None:
+        return None, False
+    text = entry.message.content
+    at = text.find(entry.evidence) if entry.evidence else -1
+    if at < 0:
+        return format_html("{}", Truncator(text).chars(EVIDENCE_CONTEXT * 2)), False
+    end = at + len(entry.evidence)
+    start, stop = max(0, at - EVIDENCE_CONTEXT), min(len(text), end + EVIDENCE_CONTEXT)
+    html = format_html(
+        "{}{}<mark>{}</mark>{}{}",
+        "…" if start else "",
+        text[start:at],
+        text[at:end],
+        text[end:stop],
+        "…" if stop < len(text) else "",
+    )
+    return html, True
+
+
+def _filters(request) -> tuple[EntryFilterForm, dict]:
+    """The filter form and the selector's arguments; no status parameter means pending."""
+    data = request.GET.copy()
+    data.setdefault("status", EntryStatus.PENDING)
+    form = EntryFilterForm(data)
+    form.is_valid()  # invalid fields drop out of cleaned_data and show their errors
+    cleaned = form.cleaned_data
+    agent = cleaned.get("agent")
+    return form, {
+        "agent_id": agent.id if agent else None,
+        "resource": cleaned.get("resource", ""),
+        "status": cleaned.get("status", EntryStatus.PENDING) or None,
+    }
+
+
+def _entry(entry_id) -> MemoryEntry | None:
+    try:
+        return entry_for_operator(entry_id=entry_id)
+    except NotFound:
+        return None
+
+
+def _gone(request):
+    """Another moderator deleted the entry: say so and drop its row."""
+    messages.error(request, "That entry no longer exists; someone may have deleted it.")
+    return HttpResponse("") if request.htmx else redirect(_back(request))
+
+
+def _back(request) -> str:
+    """The list this action came from (its query string re-encoded, so never another site)."""
+    return reverse("console:moderation") + _query_string(request)
+
+
+def _query_string(request) -> str:
+    """This request's query string, which names the list's filters and page: "?…" or ""."""
+    query = request.GET.urlencode()
+    return f"?{query}" if query else ""
+
+
+def _short(entry) -> str:
+    return Truncator(entry.content).chars(60)
+
+
+def _entries(n: int) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
+
+
+urlpatterns = [
+    path("moderation/", moderation, name="moderation"),
+    path("moderation/<uuid:entry_id>/", entry_detail, name="moderation-entry"),
+    path("moderation/<uuid:entry_id>/approve/", entry_approve, name="moderation-approve"),
+    path("moderation/<uuid:entry_id>/reject/", entry_reject, name="moderation-reject"),
+    path("moderation/<uuid:entry_id>/delete/", entry_remove, name="moderation-delete"),
+    path("moderation/<uuid:entry_id>/edit/", entry_edit, name="moderation-edit"),
+]

@@ -1,0 +1,179 @@
+"""Console render benchmark: server-side render time of a thread page for a 10,000-message thread.
+
+Builds a fresh database (a temporary SQLite file, or a fresh PostgreSQL database
+`memory_console_bench_console`), stores one thread of --messages messages (user, assistant,
+tool calls with payloads, in runs) through the real write path, then renders the thread page
+(/console/threads/<id>/) with Django's test client as a logged-in operator, --renders times,
+and prints p50/p95 in milliseconds. The page shows the newest 100 messages, the runs, plan,
+iterations, checkpoints and snapshots; older messages load on demand.
+
+Run: .venv/bin/python bench/console_render.py [--backend sqlite|postgres|both] [--messages 10000]
+Target: p95 <= 150 ms.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PG_SERVER = "postgres://postgres@127.0.0.1:5432"
+PG_NAME = "memory_console_bench_console"
+TARGET_P95_MS = 150
+
+
+def main() -> None:
+    """Parse arguments and run one backend per child process (settings are per process)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
+    parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument("--renders", type=int, default=50)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        run_backend(args.child, args.messages, args.renders)
+        return
+    backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
+    for backend in backends:
+        child = [sys.executable, __file__, "--child", backend]
+        child += ["--messages", str(args.messages), "--renders", str(args.renders)]
+        os.spawnv(os.P_WAIT, sys.executable, child)
+
+
+def run_backend(backend: str, messages: int, renders: int) -> None:
+    """Set up the backend's database, fill one thread, and time its page."""
+    data_dir = tempfile.mkdtemp(prefix="mc-bench-console-")
+    os.environ.update(DATA_DIR=data_dir, SECRET_KEY="bench", ALLOWED_HOSTS="testserver")
+    os.environ.pop("CELERY_BROKER_URL", None)
+    if backend == "postgres":
+        recreate_postgres()
+        os.environ["DATABASE_URL"] = f"{PG_SERVER}/{PG_NAME}"
+    else:
+        os.environ.pop("DATABASE_URL", None)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "memory_console.settings"
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    call_command("collectstatic", interactive=False, verbosity=0)
+    try:
+        thread_id, seconds = fill_thread(messages)
+        timings = time_renders(thread_id, renders)
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        if backend == "postgres":
+            drop_postgres()
+    p50 = statistics.median(timings)
+    p95 = sorted(timings)[max(0, round(0.95 * len(timings)) - 1)]
+    verdict = "ok" if p95 <= TARGET_P95_MS else "MISSED"
+    print(
+        f"{backend:<8} thread page with {messages:,} messages (stored in {seconds:.1f}s): "
+        f"render p50={p50:.1f}ms p95={p95:.1f}ms [{verdict}, target p95 <= {TARGET_P95_MS} ms] "
+        f"over {renders} renders"
+    )
+
+
+def fill_thread(count: int) -> tuple[str, float]:
+    """Store one thread of `count` messages in runs of 10, in batches; return its id and time."""
+    from apps.runstate.services import checkpoint_create, plan_put, snapshot_put
+    from apps.tenancy.services import agent_get_or_create, project_get_or_create
+    from apps.threads.services import (
+        MessageInput,
+        run_start,
+        thread_append_messages,
+        thread_resolve_or_create,
+    )
+
+    started = time.perf_counter()
+    project, _ = project_get_or_create(slug="bench")
+    agent, _ = agent_get_or_create(project=project, slug="bench")
+    thread, _ = thread_resolve_or_create(agent=agent, resource_id="user-1", title="Long thread")
+    plan_put(
+        thread=thread, expected_version=0, fields={"goal": "Answer", "steps": [{"title": "a"}]}
+    )
+    batch: list = []
+    run = None
+    for number in range(count):
+        if number % 10 == 0:
+            run = run_start(thread=thread, name=f"turn {number // 10}")
+        batch.append(message_input(MessageInput, number, run.id))
+        if len(batch) == 500:
+            thread_append_messages(agent=agent, thread_id=thread.id, items=batch)
+            batch = []
+    if batch:
+        thread_append_messages(agent=agent, thread_id=thread.id, items=batch)
+    checkpoint_create(run=run, state={"step": 3}, reason="approval")
+    snapshot_put(run=run, tree={"agent": "orchestrator", "children": [{"agent": "worker"}]})
+    return str(thread.id), time.perf_counter() - started
+
+
+def message_input(message_input_class, number: int, run_id):
+    """Return the number-th message: a user turn, a tool call, a tool result or an answer."""
+    kind = number % 4
+    if kind == 1:
+        return message_input_class(
+            role="assistant",
+            kind="tool_call",
+            name="search_orders",
+            payload={"customer": number, "filters": {"status": "open", "limit": 20}},
+            run_id=run_id,
+        )
+    if kind == 2:
+        return message_input_class(
+            role="tool",
+            kind="tool_result",
+            name="search_orders",
+            content=f"{number % 7} open orders found for customer {number}",
+            run_id=run_id,
+        )
+    role = "user" if kind == 0 else "assistant"
+    text = f"Message {number}: the customer asked about order {number * 13 % 997} and delivery."
+    return message_input_class(role=role, content=text, run_id=run_id)
+
+
+def time_renders(thread_id: str, renders: int) -> list[float]:
+    """Render the thread page `renders` times (after one warm-up); return milliseconds each."""
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    user = User.objects.create_superuser(username="bench", password="bench")
+    client = Client()
+    client.force_login(user)
+    url = f"/console/threads/{thread_id}/"
+    assert client.get(url).status_code == 200
+    timings = []
+    for _ in range(renders):
+        started = time.perf_counter()
+        response = client.get(url)
+        timings.append((time.perf_counter() - started) * 1000)
+        assert response.status_code == 200
+    return timings
+
+
+def recreate_postgres() -> None:
+    """Drop and create the benchmark database."""
+    import psycopg
+
+    with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {PG_NAME} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {PG_NAME}")
+
+
+def drop_postgres() -> None:
+    """Remove the benchmark database."""
+    import psycopg
+
+    with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {PG_NAME} WITH (FORCE)")
+
+
+if __name__ == "__main__":
+    main()

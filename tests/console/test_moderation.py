@@ -1,0 +1,441 @@
+"""The moderation queue: agents propose entries through the API, moderators judge them here."""
+
+import pytest
+
+from apps.audit.models import AuditEvent
+from apps.episodic.models import MemoryEntry
+
+QUEUE = "/console/moderation/"
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def _propose(actor, content, *, said=None, evidence=None, resource_id="cust-1") -> dict:
+    """Propose an entry; with `said`, a user message says it and `evidence` quotes it."""
+    body = {"content": content, "resource_id": resource_id}
+    if said is not None:
+        thread = actor.new_thread(resource_id=resource_id)
+        [message] = actor.append(thread["id"], {"role": "user", "content": said})
+        body.update(source="user_assertion", evidence=evidence, message_id=message["id"])
+    response = actor.post("/api/v1/episodic", body)
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+def _recalled(actor, query) -> list[str]:
+    response = actor.post("/api/v1/episodic/recall", {"query": query})
+    return [result["content"] for result in response.json()["results"]]
+
+
+def _actions(entry_id) -> list[str]:
+    return list(
+        AuditEvent.objects.filter(object_id=str(entry_id))
+        .order_by("id")
+        .values_list("action", flat=True)
+    )
+
+
+@pytest.fixture
+def moderator(as_role):
+    return as_role("moderator")
+
+
+def test_it_lists_pending_entries_with_their_evidence_marked_in_the_source_message(alice, as_role):
+    entry = _propose(
+        alice,
+        "Customer moved to Berlin",
+        said="Hi, just so you know I moved to Berlin in May.",
+        evidence="moved to Berlin",
+    )
+
+    page = as_role("moderator", "operator").get(QUEUE).content.decode()
+
+    assert f'id="entry-{entry["id"]}"' in page
+    assert "Customer moved to Berlin" in page
+    assert "Hi, just so you know I <mark>moved to Berlin</mark> in May." in page
+    message = MemoryEntry.objects.get(pk=entry["id"]).message
+    assert f"/console/threads/{message.thread_id}/?seq={message.seq}#m-{message.seq}" in page
+    assert "user_assertion" in page
+    assert "acme/alice" in page
+    assert "cust-1" in page
+    assert '<span class="badge pending">pending</span>' in page
+
+
+def test_without_the_operator_role_the_thread_is_named_but_not_linked(alice, moderator):
+    _propose(alice, "Prefers email", said="Please use email only.", evidence="email only")
+
+    page = moderator.get(QUEUE).content.decode()
+
+    assert "<mark>email only</mark>" in page
+    assert "/console/threads/" not in page
+    assert "operator role needed" in page
+
+
+def test_message_and_entry_text_render_inert(alice, moderator):
+    said = "Note <script>alert(1)</script> and <b>bold</b> claims"
+    _propose(
+        alice,
+        "<script>alert(2)</script> entry text",
+        said=said,
+        evidence="<script>alert(1)</script> and <b>bold</b>",
+    )
+
+    page = moderator.get(QUEUE).content.decode()
+
+    assert "<script>alert" not in page
+    assert "<b>bold" not in page
+    assert "&lt;script&gt;alert(2)&lt;/script&gt; entry text" in page
+    assert (
+        "Note <mark>&lt;script&gt;alert(1)&lt;/script&gt; and &lt;b&gt;bold&lt;/b&gt;</mark> claims"
+        in page
+    )
+
+
+def test_it_shows_similar_entries_of_the_same_agent_and_resource(alice, bob, moderator):
+    entry = _propose(alice, "Invoices are emailed on the first of the month")
+    _propose(alice, "Invoices are emailed on the first business day")
+    _propose(alice, "Invoices are emailed weekly", resource_id="cust-2")
+    _propose(bob, "Invoices are emailed on the first of each month")
+
+    response = moderator.get(QUEUE, {"resource": "cust-1", "agent": str(alice.agent.id)})
+    row = _row(response.content.decode(), entry["id"])
+
+    similar = row.split('class="similar"')[1]
+    assert "Invoices are emailed on the first business day" in similar
+    assert "score " in similar
+    assert "Invoices are emailed on the first of the month" not in similar  # not itself
+    assert "weekly" not in similar  # another resource
+    assert "of each month" not in similar  # another agent
+
+
+def test_filters_default_to_pending_and_narrow_by_agent_resource_and_status(alice, bob, moderator):
+    mine = _propose(alice, "Alice entry for cust-1")
+    _propose(alice, "Alice entry for cust-2", resource_id="cust-2")
+    _propose(bob, "Bob entry for cust-1")
+    approved = _propose(alice, "Approved alice entry")
+    moderator.post(f"{QUEUE}{approved['id']}/approve/")
+
+    def shown(**params):
+        page = moderator.get(QUEUE, params).content.decode()
+        return sorted(e.content for e in MemoryEntry.objects.all() if f"entry-{e.id}" in page)
+
+    assert shown() == ["Alice entry for cust-1", "Alice entry for cust-2", "Bob entry for cust-1"]
+    assert shown(agent=alice.agent.id, resource="cust-1") == ["Alice entry for cust-1"]
+    assert shown(status="approved") == ["Approved alice entry"]
+    assert len(shown(status="")) == 4
+    assert shown(resource="nobody") == []
+    assert mine["status"] == "pending"
+
+
+def test_an_empty_queue_says_what_to_do(moderator):
+    page = moderator.get(QUEUE, {"status": "pending"}).content.decode()
+
+    assert "Nothing waits for moderation" in page
+    assert "POST /api/v1/episodic" in page
+
+
+def test_a_bad_filter_value_is_reported_and_the_rest_still_applies(alice, moderator):
+    _propose(alice, "Something pending")
+
+    response = moderator.get(QUEUE, {"agent": "not-an-id"})
+
+    assert response.status_code == 200
+    assert "“not-an-id” is not a valid UUID." in response.content.decode()
+    assert "Something pending" in response.content.decode()
+
+
+def test_the_list_paginates(alice, moderator):
+    for n in range(27):
+        _propose(alice, f"Fact number {n} about the customer")
+
+    first = moderator.get(QUEUE).content.decode()
+    second = moderator.get(QUEUE, {"page": 2}).content.decode()
+
+    assert first.count('class="card entry"') == 25
+    assert second.count('class="card entry"') == 2
+    assert "Page 2 of 2 (27)" in second
+
+
+def test_htmx_filtering_returns_just_the_list(alice, moderator):
+    _propose(alice, "A pending entry")
+
+    response = moderator.get(QUEUE, {"status": "pending"}, **HTMX, HTTP_HX_TARGET="entry-list")
+
+    body = response.content.decode()
+    assert body.startswith('<section id="entry-list">')
+    assert "A pending entry" in body
+    assert "<html" not in body
+
+
+def test_approving_makes_the_entry_recallable_and_is_audited(alice, moderator):
+    entry = _propose(alice, "Renewal unlocks after the entitlement sync")
+    assert _recalled(alice, "renewal entitlement sync") == []
+
+    response = moderator.post(f"{QUEUE}{entry['id']}/approve/?status=pending")
+
+    assert response.status_code == 302
+    assert response["Location"] == f"{QUEUE}?status=pending"
+    assert MemoryEntry.objects.get(pk=entry["id"]).status == "approved"
+    assert _recalled(alice, "renewal entitlement sync") == [
+        "Renewal unlocks after the entitlement sync"
+    ]
+    event = AuditEvent.objects.get(object_id=entry["id"], action="entry.approve")
+    assert event.actor == "user:moderator"
+    assert event.before["status"] == "pending"
+    assert event.after["status"] == "approved"
+
+
+def test_an_htmx_approval_drops_the_row_from_the_pending_list(alice, moderator):
+    entry = _propose(alice, "Ships from Rotterdam")
+
+    response = moderator.post(
+        f"{QUEUE}{entry['id']}/approve/", **HTMX, HTTP_HX_TARGET=f"entry-{entry['id']}"
+    )
+
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "entry-" not in body
+    assert 'id="messages" class="messages" hx-swap-oob="true"' in body
+    assert "Approved “Ships from Rotterdam”." in body
+
+
+def test_an_htmx_approval_with_any_status_shown_returns_the_updated_row(alice, moderator):
+    entry = _propose(alice, "Ships from Rotterdam")
+
+    response = moderator.post(
+        f"{QUEUE}{entry['id']}/approve/?status=", **HTMX, HTTP_HX_TARGET=f"entry-{entry['id']}"
+    )
+
+    body = response.content.decode().strip()
+    assert body.startswith(f'<article class="card entry" id="entry-{entry["id"]}">')
+    assert '<span class="badge approved">approved</span>' in body
+    assert "/approve/" not in body  # already approved: no approve button
+
+
+def test_rejecting_keeps_the_entry_out_of_recall_and_is_audited(alice, moderator):
+    entry = _propose(alice, "Uses the legacy billing portal")
+
+    moderator.post(f"{QUEUE}{entry['id']}/reject/")
+
+    assert MemoryEntry.objects.get(pk=entry["id"]).status == "rejected"
+    assert _recalled(alice, "legacy billing portal") == []
+    assert _actions(entry["id"]) == ["entry.create", "entry.reject"]
+
+
+def test_deleting_removes_the_entry_and_is_audited(alice, moderator):
+    entry = _propose(alice, "Temporary note")
+
+    response = moderator.post(f"{QUEUE}{entry['id']}/delete/", **HTMX)
+
+    assert response.status_code == 200
+    assert "entry-" not in response.content.decode()
+    assert not MemoryEntry.objects.filter(pk=entry["id"]).exists()
+    assert _actions(entry["id"]) == ["entry.create", "entry.delete"]
+
+
+def test_delete_and_bulk_actions_ask_for_confirmation(alice, moderator):
+    _propose(alice, "Temporary note")
+
+    page = moderator.get(QUEUE).content.decode()
+
+    assert 'hx-confirm="Delete this entry for good?' in page
+    assert 'id="bulk-form"' in page
+    assert 'hx-confirm="Apply the chosen action to every selected entry?"' in page
+
+
+def test_edit_opens_an_inline_form_with_the_content(alice, moderator):
+    entry = _propose(alice, "Customer is on the <gold> plan")
+
+    response = moderator.get(
+        f"{QUEUE}{entry['id']}/edit/", **HTMX, HTTP_HX_TARGET=f"entry-{entry['id']}"
+    )
+
+    body = response.content.decode().strip()
+    assert body.startswith(f'<article class="card entry" id="entry-{entry["id"]}">')
+    assert "<textarea" in body
+    assert "Customer is on the &lt;gold&gt; plan</textarea>" in body
+    assert "Save and approve" in body
+    cancel = moderator.get(f"{QUEUE}{entry['id']}/", **HTMX).content.decode()
+    assert "<textarea" not in cancel
+
+
+def test_saving_an_edit_changes_the_content_then_approves_it(alice, moderator):
+    entry = _propose(alice, "Customr is on the gold plan")
+
+    response = moderator.post(
+        f"{QUEUE}{entry['id']}/edit/?status=",
+        {"content": "Customer is on the gold plan"},
+        **HTMX,
+        HTTP_HX_TARGET=f"entry-{entry['id']}",
+    )
+
+    stored = MemoryEntry.objects.get(pk=entry["id"])
+    assert (stored.content, stored.status) == ("Customer is on the gold plan", "approved")
+    assert '<span class="badge approved">approved</span>' in response.content.decode()
+    assert _actions(entry["id"]) == ["entry.create", "entry.edit", "entry.approve"]
+    edit = AuditEvent.objects.get(object_id=entry["id"], action="entry.edit")
+    assert edit.before["content"] == "Customr is on the gold plan"
+    assert edit.after["content"] == "Customer is on the gold plan"
+    assert _recalled(alice, "customer gold plan") == ["Customer is on the gold plan"]
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("", "Content must not be blank"),
+        ("   \n ", "Content must not be blank"),
+        ("Invoices go out monthly", "already says this"),
+    ],
+)
+def test_a_refused_edit_says_why_and_changes_nothing(alice, moderator, content, message):
+    _propose(alice, "Invoices go out monthly")
+    entry = _propose(alice, "Invoices go out every month")
+
+    response = moderator.post(
+        f"{QUEUE}{entry['id']}/edit/", {"content": content}, **HTMX, HTTP_HX_TARGET="x"
+    )
+
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert message in body
+    assert "<textarea" in body
+    stored = MemoryEntry.objects.get(pk=entry["id"])
+    assert (stored.content, stored.status) == ("Invoices go out every month", "pending")
+    assert _actions(entry["id"]) == ["entry.create"]
+
+
+def test_a_bulk_action_applies_to_the_selected_entries_and_reports_how_many(alice, moderator):
+    first, second, third = (_propose(alice, f"Bulk entry {word}") for word in ("one", "two", "3"))
+
+    response = moderator.post(
+        QUEUE, {"action": "approve", "entries": [first["id"], second["id"]]}, follow=True
+    )
+
+    statuses = dict(MemoryEntry.objects.values_list("content", "status"))
+    assert statuses == {
+        "Bulk entry one": "approved",
+        "Bulk entry two": "approved",
+        "Bulk entry 3": "pending",
+    }
+    page = response.content.decode()
+    assert "Approved 2 entries." in page
+    assert f"entry-{third['id']}" in page and f"entry-{first['id']}" not in page
+    assert AuditEvent.objects.filter(action="entry.approve").count() == 2
+
+
+def test_a_bulk_action_counts_only_entries_it_changed(alice, moderator):
+    first, second = (_propose(alice, f"Bulk entry {word}") for word in ("one", "two"))
+    moderator.post(f"{QUEUE}{first['id']}/reject/")
+
+    response = moderator.post(
+        f"{QUEUE}?status=",
+        {"action": "reject", "entries": [first["id"], second["id"]]},
+        **HTMX,
+        HTTP_HX_TARGET="entry-list",
+    )
+
+    body = response.content.decode()
+    assert body.startswith('<section id="entry-list">')
+    assert "Rejected 1 entry; 1 already had that status." in body
+    assert AuditEvent.objects.filter(action="entry.reject").count() == 2
+
+
+def test_a_bulk_delete_removes_the_selected_entries(alice, moderator):
+    first, second = (_propose(alice, f"Bulk entry {word}") for word in ("one", "two"))
+
+    response = moderator.post(
+        QUEUE, {"action": "delete", "entries": [first["id"]]}, **HTMX, HTTP_HX_TARGET="entry-list"
+    )
+
+    assert "Deleted 1 entry." in response.content.decode()
+    assert list(MemoryEntry.objects.values_list("id", flat=True)) == [
+        MemoryEntry.objects.get(pk=second["id"]).id
+    ]
+    assert _actions(first["id"]) == ["entry.create", "entry.delete"]
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"action": "approve"}, "Select at least one entry first"),
+        ({"action": "", "entries": ["ENTRY"]}, "Choose what to do with the selected entries."),
+        ({"action": "purge", "entries": ["ENTRY"]}, "Select a valid choice"),
+        ({"action": "approve", "entries": ["01a2-not-a-uuid"]}, "is not a valid UUID"),
+        (
+            {"action": "approve", "entries": ["01a1dc36-0000-7000-8000-000000000000"]},
+            "A selected entry no longer exists",
+        ),
+    ],
+)
+def test_bad_bulk_input_is_reported_and_changes_nothing(alice, moderator, data, message):
+    entry = _propose(alice, "Still pending")
+    if data.get("entries") == ["ENTRY"]:
+        data = {**data, "entries": [entry["id"]]}
+
+    response = moderator.post(QUEUE, data, follow=True)
+
+    assert message in response.content.decode()
+    assert MemoryEntry.objects.get(pk=entry["id"]).status == "pending"
+    assert _actions(entry["id"]) == ["entry.create"]
+
+
+def test_acting_on_an_entry_someone_deleted_drops_its_row_with_a_message(alice, moderator):
+    entry = _propose(alice, "Soon gone")
+    moderator.post(f"{QUEUE}{entry['id']}/delete/")
+
+    response = moderator.post(f"{QUEUE}{entry['id']}/approve/", **HTMX)
+
+    assert response.status_code == 200
+    assert "That entry no longer exists" in response.content.decode()
+    assert moderator.get(f"{QUEUE}{entry['id']}/").status_code == 302
+
+
+def test_without_htmx_an_entry_has_a_page_of_its_own_with_plain_forms(alice, moderator):
+    entry = _propose(alice, "Prefers phone calls")
+
+    page = moderator.get(f"{QUEUE}{entry['id']}/edit/?status=pending").content.decode()
+
+    assert "<h1>Memory entry</h1>" in page
+    assert '<div class="standalone" hx-disable>' in page
+    assert f'action="{QUEUE}{entry["id"]}/edit/?status=pending"' in page
+    response = moderator.post(
+        f"{QUEUE}{entry['id']}/edit/?status=pending", {"content": "Prefers phone calls, mornings"}
+    )
+    assert response.status_code == 302
+    assert response["Location"] == f"{QUEUE}?status=pending"
+
+
+@pytest.mark.parametrize("role", ["operator", "curator", "admin"])
+def test_other_roles_can_neither_see_nor_moderate(alice, as_role, role):
+    entry = _propose(alice, "Moderators only")
+    client = as_role(role)
+
+    assert client.get(QUEUE).status_code == 403
+    assert client.get(f"{QUEUE}{entry['id']}/").status_code == 403
+    for action in ("approve", "reject", "delete", "edit"):
+        assert client.post(f"{QUEUE}{entry['id']}/{action}/", {"content": "x"}).status_code == 403
+    assert client.post(QUEUE, {"action": "delete", "entries": [entry["id"]]}).status_code == 403
+    assert MemoryEntry.objects.get(pk=entry["id"]).status == "pending"
+
+
+def test_actions_only_accept_post(alice, moderator):
+    entry = _propose(alice, "Pending")
+
+    for action in ("approve", "reject", "delete"):
+        assert moderator.get(f"{QUEUE}{entry['id']}/{action}/").status_code == 405
+
+
+def test_every_post_needs_the_csrf_token(alice, csrf_client):
+    entry = _propose(alice, "Pending")
+    client = csrf_client()
+
+    for action in ("approve", "reject", "delete", "edit"):
+        response = client.post(f"{QUEUE}{entry['id']}/{action}/", {"content": "x"}, **HTMX)
+        assert response.status_code == 403
+    assert client.post(QUEUE, {"action": "approve", "entries": [entry["id"]]}).status_code == 403
+    assert MemoryEntry.objects.get(pk=entry["id"]).status == "pending"
+    assert _actions(entry["id"]) == ["entry.create"]
+
+
+def _row(page: str, entry_id: str) -> str:
+    start = page.index(f'id="entry-{entry_id}"')
+    return page[start : page.index("</article>", start)]
