@@ -1,12 +1,13 @@
 """The one search service: lexical + vector + recency over messages, chunks and entries."""
 
+import logging
 from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
-from apps.providers.embeddings import embedder_for
+from apps.providers.embeddings import EmbeddingError, embedder_for
 from apps.search.fusion import FusionWeights, fuse
 from apps.search.lexical import lexical_candidates
 from apps.search.models import SearchItem
@@ -14,6 +15,13 @@ from apps.search.nearest import vector_candidates
 from apps.search.query import query_terms
 from apps.search.scope import Scope
 from apps.search.vectors import vector_index_serving
+
+logger = logging.getLogger(__name__)
+# What a response says when the embedder failed and vectors were left out of the ranking.
+VECTORS_UNAVAILABLE = {
+    "code": "vectors_unavailable",
+    "message": "The embedder failed, so these results are ranked by full-text and recency only.",
+}
 
 
 @dataclass
@@ -30,13 +38,29 @@ class QueryVector:
     vector: np.ndarray
 
 
-def query_vector(*, project_id, query: str) -> QueryVector | None:
-    """Embed the query with the model of the project's serving index (None: lexical only)."""
+@dataclass(frozen=True)
+class QueryEmbedding:
+    vector: QueryVector | None
+    failed: bool = False  # the project has vectors but the embedder could not embed the query
+
+
+def query_embed(*, project_id, query: str) -> QueryEmbedding:
+    """Embed the query with the model of the project's serving index, or say why not."""
     index = vector_index_serving(project_id=project_id)
     if index is None:
-        return None
-    [vector] = embedder_for(index.model, index.dims).embed([query])
-    return QueryVector(index.model, index.dims, np.asarray(vector, dtype=np.float32))
+        return QueryEmbedding(None)
+    try:
+        [vector] = embedder_for(index.model, index.dims).embed([query])
+    except EmbeddingError as error:
+        # A read or write must not fail with the embedder: words and recency still rank.
+        logger.warning("project %s searches without vectors: %s", project_id, error)
+        return QueryEmbedding(None, failed=True)
+    return QueryEmbedding(QueryVector(index.model, index.dims, np.asarray(vector, np.float32)))
+
+
+def query_vector(*, project_id, query: str) -> QueryVector | None:
+    """Return the query's vector under the serving index (None: lexical only, or it failed)."""
+    return query_embed(project_id=project_id, query=query).vector
 
 
 def search(

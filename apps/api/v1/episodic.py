@@ -13,11 +13,12 @@ from apps.api.v1.common import (
     paginated,
     principal,
 )
+from apps.api.v1.search import warnings_field, with_warnings
 from apps.core.errors import NotFound, Unprocessable
 from apps.episodic import selectors, services
 from apps.episodic.models import EntryKind, EntrySource, EntryStatus
 from apps.search.scope import Scope
-from apps.search.selectors import query_vector, search
+from apps.search.selectors import query_embed, search
 from apps.tenancy.selectors import resource_find
 from apps.tenancy.services import resource_get_or_create
 from apps.threads.selectors import message_get, thread_get
@@ -165,6 +166,7 @@ class RecallSerializer(EntrySerializer):
 
 class RecallOutSerializer(serializers.Serializer):
     results = RecallSerializer(many=True)
+    warnings = warnings_field()
 
 
 class EntryRecallApi(APIView):
@@ -196,11 +198,9 @@ class EntryRecallApi(APIView):
             agent_id=agent.id,
             resource_id=resource.id if resource else None,
         )
+        embedding = query_embed(project_id=agent.project_id, query=params["query"])
         hits = search(
-            scopes=[scope],
-            query=params["query"],
-            top_k=params["top_k"],
-            vector=query_vector(project_id=agent.project_id, query=params["query"]),
+            scopes=[scope], query=params["query"], top_k=params["top_k"], vector=embedding.vector
         )
         services.entries_mark_recalled(entry_ids=[hit.item.entry_id for hit in hits])
         results = []
@@ -208,4 +208,4 @@ class EntryRecallApi(APIView):
             body = EntrySerializer(hit.item.entry).data
             body.update(score=hit.score, signals=hit.signals)
             results.append(body)
-        return Response({"results": results})
+        return Response(with_warnings({"results": results}, embedding))

@@ -6,10 +6,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.api.v1.common import MetadataField, StrictSerializer, principal
+from apps.api.v1.search import warnings_field, with_warnings
 from apps.knowledge.selectors import knowledge_base_get
 from apps.knowledge.services import memory_upsert
 from apps.search.scope import Scope
-from apps.search.selectors import query_vector, search
+from apps.search.selectors import query_embed, search
 
 
 class UpsertOutSerializer(serializers.Serializer):
@@ -67,6 +68,7 @@ class MemoryHitSerializer(serializers.Serializer):
 
 class MemorySearchOutSerializer(serializers.Serializer):
     results = MemoryHitSerializer(many=True)
+    warnings = warnings_field()
 
 
 class MemorySearchApi(APIView):
@@ -87,11 +89,9 @@ class MemorySearchApi(APIView):
         project = principal(request).project
         kb = knowledge_base_get(project=project, slug=params["namespace"])
         scope = Scope(kind="chunk", project_id=project.id, knowledge_base_ids=(kb.id,))
+        embedding = query_embed(project_id=project.id, query=params["query"])
         hits = search(
-            scopes=[scope],
-            query=params["query"],
-            top_k=params["top_k"],
-            vector=query_vector(project_id=project.id, query=params["query"]),
+            scopes=[scope], query=params["query"], top_k=params["top_k"], vector=embedding.vector
         )
         results = [
             {
@@ -103,4 +103,5 @@ class MemorySearchApi(APIView):
             }
             for hit in hits
         ]
-        return Response({"results": MemoryHitSerializer(results, many=True).data})
+        body = {"results": MemoryHitSerializer(results, many=True).data}
+        return Response(with_warnings(body, embedding))

@@ -11,7 +11,7 @@ from apps.knowledge.selectors import knowledge_base_get, knowledge_base_list
 from apps.memconfig.selectors import config_effective
 from apps.search.models import ItemKind
 from apps.search.scope import Scope
-from apps.search.selectors import query_vector, search
+from apps.search.selectors import VECTORS_UNAVAILABLE, QueryEmbedding, query_embed, search
 from apps.tenancy.selectors import resource_find
 from apps.threads.selectors import message_context, thread_get
 
@@ -73,8 +73,30 @@ class SearchResultSerializer(serializers.Serializer):
     context = ContextSerializer(allow_null=True)
 
 
+class WarningSerializer(serializers.Serializer):
+    code = serializers.ChoiceField(choices=[VECTORS_UNAVAILABLE["code"]])
+    message = serializers.CharField()
+
+
+def warnings_field():
+    return WarningSerializer(
+        many=True,
+        required=False,
+        help_text="Present when results were ranked without a signal, such as vectors when the "
+        "embedder failed.",
+    )
+
+
+def with_warnings(body: dict, embedding: QueryEmbedding) -> dict:
+    """Add the `warnings` key to a response body when the query could not be embedded."""
+    if embedding.failed:
+        body["warnings"] = [VECTORS_UNAVAILABLE]
+    return body
+
+
 class SearchOutSerializer(serializers.Serializer):
     results = SearchResultSerializer(many=True)
+    warnings = warnings_field()
 
 
 class SearchApi(APIView):
@@ -83,7 +105,8 @@ class SearchApi(APIView):
         request=SearchInSerializer,
         responses=SearchOutSerializer,
         description="Hybrid search (full-text + vectors when an embedder is configured + "
-        "recency), fused by rank. Message hits carry the messages around them.",
+        "recency), fused by rank. Message hits carry the messages around them. If the embedder "
+        "fails, results are full-text + recency and `warnings` says so.",
     )
     def post(self, request):
         data = SearchInSerializer(data=request.data)
@@ -92,17 +115,15 @@ class SearchApi(APIView):
         agent = principal(request).agent
         config = config_effective(agent=agent)
         scopes = _scopes(agent, params)
+        embedding = query_embed(project_id=agent.project_id, query=params["query"])
         hits = search(
-            scopes=scopes,
-            query=params["query"],
-            top_k=params["top_k"],
-            vector=query_vector(project_id=agent.project_id, query=params["query"]),
+            scopes=scopes, query=params["query"], top_k=params["top_k"], vector=embedding.vector
         )
         window = params.get("message_range") or {
             "before": config["semantic_recall_range_before"],
             "after": config["semantic_recall_range_after"],
         }
-        return Response({"results": search_results(hits, window)})
+        return Response(with_warnings({"results": search_results(hits, window)}, embedding))
 
 
 def _scopes(agent, params) -> list[Scope]:
