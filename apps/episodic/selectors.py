@@ -7,7 +7,6 @@ from django.db.models import Count, QuerySet
 
 from apps.core.errors import NotFound
 from apps.episodic.models import EntryStatus, MemoryEntry
-from apps.providers.embeddings import EmbeddingError
 from apps.search.models import ItemKind
 from apps.search.scope import Scope
 from apps.search.selectors import query_vector, search
@@ -79,17 +78,11 @@ def entry_similar(*, entry: MemoryEntry, limit: int = 3) -> list[SimilarEntry]:
         project_id=project_id,
         agent_id=entry.agent_id,
         resource_id=entry.resource_id,
+        without_resource=entry.resource_id is None,
         visible_only=False,
     )
-    try:
-        vector = query_vector(project_id=project_id, query=entry.content)
-    except EmbeddingError:
-        vector = None  # an unreachable embedder must not hide the queue; words still match
-    # A scope without a resource spans all of the agent's resources, so look further and filter.
-    hits = search(scopes=[scope], query=entry.content, top_k=limit * 4 + 1, vector=vector)
-    similar = [
-        SimilarEntry(hit.item.entry, hit.score)
-        for hit in hits
-        if hit.item.entry_id != entry.id and hit.item.resource_id == entry.resource_id
-    ]
-    return similar[:limit]
+    # An unreachable embedder must not hide the queue: query_vector falls back to words.
+    vector = query_vector(project_id=project_id, query=entry.content)
+    hits = search(scopes=[scope], query=entry.content, top_k=limit + 1, vector=vector)
+    others = [hit for hit in hits if hit.item.entry_id != entry.id]
+    return [SimilarEntry(hit.item.entry, hit.score) for hit in others[:limit]]

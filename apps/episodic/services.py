@@ -110,7 +110,17 @@ def entry_create(
 
 
 def _check_evidence(source, evidence, thread, message) -> Message | None:
+    """Return the message the evidence is quoted from; raise if it is not found there.
+
+    Evidence that names a message must occur in it verbatim whatever the source; transcript
+    sources must also quote one, from a message of the right role.
+    """
     if source not in TRANSCRIPT_SOURCES:
+        if message is not None and evidence and evidence not in message.content:
+            raise Unprocessable(
+                f"evidence: not found verbatim in message {message.id}; evidence that names a "
+                "message must quote it exactly."
+            )
         return message
     if not evidence:
         raise ApplicationError(f"evidence: required for source {source!r}: quote the transcript.")
@@ -139,6 +149,8 @@ def _by_hash(agent, resource, digest) -> MemoryEntry | None:
 
 
 def _most_similar(agent, resource, content) -> tuple[int, float] | None:
+    """Return (search item id, cosine) of the closest entry in the same agent and resource."""
+    # Without vectors (none configured, or the embedder failed) only the hash dedupes.
     vector = query_vector(project_id=agent.project_id, query=content)
     if vector is None:
         return None
@@ -147,6 +159,7 @@ def _most_similar(agent, resource, content) -> tuple[int, float] | None:
         project_id=agent.project_id,
         agent_id=agent.id,
         resource_id=resource.id if resource else None,
+        without_resource=resource is None,
         visible_only=False,
     )
     # Rejected entries still count: proposing the same thing again should not resurface it.

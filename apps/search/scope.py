@@ -18,6 +18,12 @@ class Scope:
     thread_id: uuid.UUID | None = None
     knowledge_base_ids: tuple[uuid.UUID, ...] | None = None
     visible_only: bool = True
+    # resource_id None means any resource; this narrows the scope to items with no resource.
+    without_resource: bool = False
+
+    def __post_init__(self):
+        if self.without_resource and self.resource_id is not None:
+            raise ValueError("a scope cannot name a resource and be without one")
 
     def where(self, alias: str) -> tuple[str, list]:
         """Return (SQL conditions, params) restricting table `alias` to this scope."""
@@ -32,6 +38,8 @@ class Scope:
             if value is not None:
                 conditions.append(f"{alias}.{column} = %s")
                 params.append(db_uuid(value))
+        if self.without_resource:
+            conditions.append(f"{alias}.resource_id IS NULL")
         if self.knowledge_base_ids is not None:
             if not self.knowledge_base_ids:
                 conditions.append("1 = 0")

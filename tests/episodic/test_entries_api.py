@@ -181,3 +181,73 @@ def test_it_deletes_an_entry_and_filters_the_list(alice):
         keep["id"]
     ]
     assert alice.get("/api/v1/episodic", {"status": "bogus"}).status_code == 400
+
+
+@pytest.mark.parametrize("source", ["api", "verified_assistant_finding"])
+def test_evidence_that_names_a_message_must_occur_verbatim_in_it_whatever_the_source(alice, source):
+    _, [user, assistant] = _thread_with(
+        alice, ("user", "Uploads over 10 MB fail."), ("assistant", "The proxy caps bodies at 10m.")
+    )
+    entry = {"content": "Uploads fail: the proxy caps bodies at 10m", "source": source}
+
+    wrong = alice.post(
+        "/api/v1/episodic",
+        {**entry, "evidence": "caps bodies at 20m", "message_id": assistant["id"]},
+    )
+    right = alice.post(
+        "/api/v1/episodic",
+        {**entry, "evidence": "caps bodies at 10m", "message_id": assistant["id"]},
+    )
+
+    assert wrong.status_code == 422
+    error = wrong.json()["error"]
+    assert error["code"] == "unprocessable"
+    assert f"not found verbatim in message {assistant['id']}" in error["message"]
+    assert right.status_code == 201, right.content
+    assert right.json()["message_id"] == assistant["id"]
+
+
+def test_an_operator_entry_that_names_a_message_must_quote_it(alice):
+    from apps.core.errors import Unprocessable
+    from apps.episodic.services import entry_create
+    from apps.threads.models import Message
+
+    _, [user] = _thread_with(alice, ("user", "The nightly export skips archived rows."))
+    message = Message.objects.get(pk=user["id"])
+
+    with pytest.raises(Unprocessable, match="not found verbatim"):
+        entry_create(
+            agent=alice.agent,
+            resource=None,
+            content="Exports skip archived rows",
+            source="operator",
+            evidence="skips deleted rows",
+            message=message,
+            actor="operator:ops",
+            by_operator=True,
+        )
+
+
+@pytest.mark.parametrize("first, second", [(None, "r"), ("r", None)])
+def test_an_entry_without_a_resource_is_not_deduped_against_a_resources_entry(
+    alice, use_embedder, first, second
+):
+    run_jobs = use_embedder(alice, dims=256)
+    text = "The nightly backup job fails because the disk is full"
+    earlier = alice.post("/api/v1/episodic", _with_resource({"content": text}, first))
+    run_jobs()
+
+    copy = alice.post("/api/v1/episodic", _with_resource({"content": text}, second))
+    run_jobs()
+    near = alice.post("/api/v1/episodic", _with_resource({"content": text + "!"}, second))
+
+    assert earlier.status_code == copy.status_code == 201, copy.content
+    assert copy.json()["id"] != earlier.json()["id"]
+    assert copy.json()["resource_id"] == second
+    assert near.status_code == 200  # ...while the same scope still dedupes by similarity
+    assert near.json()["duplicate_of"] == "similarity"
+    assert near.json()["id"] == copy.json()["id"]
+
+
+def _with_resource(body, resource_id):
+    return {**body, "resource_id": resource_id} if resource_id else body
