@@ -1,36 +1,102 @@
-"""Console pages: the dashboard and the background jobs list."""
+"""Console pages: the dashboard, the projects and agents list, and the background jobs list."""
 
 from datetime import timedelta
+from urllib.parse import urlencode
 
 from django.shortcuts import render
-from django.urls import path
+from django.urls import path, resolve, reverse
 from django.utils import timezone
 
 from apps.console.pages import paginate
-from apps.console.roles import ROLES, role_required
+from apps.console.roles import ADMIN, CURATOR, OPERATOR, ROLES, role_required, user_roles
 from apps.episodic.selectors import entry_counts
 from apps.jobs.models import JobStatus
 from apps.jobs.selectors import job_health, job_list
+from apps.knowledge.models import DocumentStatus
 from apps.knowledge.selectors import document_counts
-from apps.tenancy.selectors import tenancy_counts
+from apps.tenancy.selectors import agent_list, project_list, tenancy_counts
 from apps.threads.selectors import thread_counts
+
+INGEST_WINDOW = timedelta(hours=1)
 
 
 @role_required(*ROLES)
 def dashboard(request):
-    since = timezone.now() - timedelta(hours=1)
+    roles = user_roles(request.user)
+    counts = {**tenancy_counts(), **thread_counts(since=timezone.now() - INGEST_WINDOW)}
+    entries, documents, jobs = entry_counts(), document_counts(), job_health()
+    minutes = INGEST_WINDOW.total_seconds() / 60
+
+    def stat(label, value, page, note="", **query):
+        return {"label": label, "value": value, "note": note, "href": _link(roles, page, query)}
+
     context = {
-        **tenancy_counts(),
-        **thread_counts(since=since),
-        "entries": entry_counts(),
-        "documents": document_counts(),
-        "jobs": job_health(),
+        "totals": [
+            stat("Projects", counts["projects"], "projects"),
+            stat("Agents", counts["agents"], "projects"),
+            stat("Threads", counts["threads"], "threads"),
+            stat("Messages", counts["message_total"], "threads"),
+            stat(
+                "Entries pending approval",
+                entries.get("pending", 0),
+                "moderation",
+                status="pending",
+            ),
+            stat(
+                "Ingest rate, last hour",
+                counts["recent"],
+                "threads",
+                note=f"{counts['recent'] / minutes:.1f} messages/min",
+            ),
+        ],
+        "documents": [
+            {**stat(status, documents.get(status, 0), "knowledge", status=status), "badge": True}
+            for status in DocumentStatus.values
+        ],
+        "jobs": [
+            stat("Pending", jobs["pending"], "jobs", note=_waiting(jobs), status="pending"),
+            stat("Running", jobs["running"], "jobs", status="running"),
+            stat("Failed", jobs["failed"], "jobs", status="failed"),
+            stat("Succeeded", jobs["succeeded"], "jobs", status="succeeded"),
+        ],
     }
-    context["ingest_per_minute"] = round(context["recent"] / 60, 1)
     return render(request, "console/dashboard.html", context)
 
 
-@role_required("operator", "admin")
+def _link(roles: set[str], page: str, query: dict) -> str | None:
+    """The URL of a console page with a query, or None when none of roles may open it."""
+    url = reverse(f"console:{page}")
+    if not roles & set(getattr(resolve(url).func, "required_roles", ())):
+        return None
+    return f"{url}?{urlencode(query)}" if query else url
+
+
+def _waiting(jobs: dict) -> str:
+    seconds = jobs["oldest_pending_seconds"]
+    return "none waiting" if seconds is None else f"oldest waiting {seconds:.0f} s"
+
+
+@role_required(*ROLES)
+def projects(request):
+    """Every project with its agents, linked to the pages the viewer's roles open."""
+    roles = user_roles(request.user)
+    agents = {}
+    for agent in agent_list().order_by("slug"):
+        agents.setdefault(agent.project_id, []).append(agent)
+    rows = [
+        {"project": project, "agents": agents.get(project.id, [])}
+        for project in project_list().order_by("slug")
+    ]
+    context = {
+        "rows": rows,
+        "threads": OPERATOR in roles,
+        "knowledge": CURATOR in roles,
+        "config": ADMIN in roles,
+    }
+    return render(request, "console/projects.html", context)
+
+
+@role_required(OPERATOR, ADMIN)
 def jobs(request):
     status = request.GET.get("status") or None
     if status not in JobStatus.values:
@@ -51,5 +117,6 @@ def _query(request) -> str:
 
 urlpatterns = [
     path("", dashboard, name="dashboard"),
+    path("projects/", projects, name="projects"),
     path("jobs/", jobs, name="jobs"),
 ]

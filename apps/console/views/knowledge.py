@@ -36,6 +36,12 @@ CHUNK_PAGE = 20
 
 class KnowledgeBaseFilterForm(forms.Form):
     project = forms.ModelChoiceField(queryset=project_list(), required=False, empty_label="any")
+    status = forms.ChoiceField(
+        choices=[("", "any"), *DocumentStatus.choices],
+        required=False,
+        label="With documents",
+        help_text="Only knowledge bases holding documents in this state.",
+    )
 
 
 class KnowledgeBaseCreateForm(forms.Form):
@@ -60,7 +66,8 @@ class PasteTextForm(forms.Form):
 def knowledge(request):
     """Knowledge bases of every project; a POST creates one and opens it."""
     filter_form = KnowledgeBaseFilterForm(request.GET or None)
-    project = filter_form.cleaned_data.get("project") if filter_form.is_valid() else None
+    filters = filter_form.cleaned_data if filter_form.is_valid() else {}
+    project, status = filters.get("project"), filters.get("status") or None
     form = KnowledgeBaseCreateForm(request.POST if request.method == "POST" else None)
     if request.method == "POST":
         kb = _create(form)
@@ -72,8 +79,13 @@ def knowledge(request):
     elif project is not None:
         form = KnowledgeBaseCreateForm(initial={"project": project})
     kbs = knowledge_base_browse(project_id=project.id if project else None)
+    if status:
+        # A subquery, not a join: a join would multiply the document counts of the list.
+        holding = kbs.model.objects.filter(documents__status=status).values("pk")
+        kbs = kbs.filter(pk__in=holding)
     context = {
         "filter_form": filter_form,
+        "status": status,
         "form": form,
         "page": paginate(request, kbs),
         "query": _query(request),
@@ -218,8 +230,11 @@ def _render_documents(request, kb, form):
 
 def _document_page(request, kb) -> dict:
     """Context of #document-list: a page of documents, and whether to poll for progress."""
-    page = paginate(request, document_list(kb=kb))
+    status = request.GET.get("status")
+    status = status if status in DocumentStatus.values else None
+    page = paginate(request, document_list(kb=kb, status=status))
     return {
+        "status": status,
         "page": page,
         "query": _query(request),
         "counts": knowledge_base_status_counts(kb=kb),
