@@ -5,7 +5,14 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.api.v1.common import StrictSerializer, paginate, paginated, principal
+from apps.api.v1.common import (
+    JsonObjectField,
+    StorableJsonField,
+    StrictSerializer,
+    paginate,
+    paginated,
+    principal,
+)
 from apps.runstate import selectors as runstate_selectors
 from apps.runstate import services as runstate_services
 from apps.threads import selectors as thread_selectors
@@ -24,7 +31,7 @@ class CheckpointSerializer(serializers.Serializer):
 
 class CheckpointListApi(APIView):
     class CheckpointCreateSerializer(StrictSerializer):
-        state = serializers.DictField(child=serializers.JSONField())
+        state = JsonObjectField()
         reason = serializers.CharField(max_length=500, allow_blank=True, default="")
 
     @extend_schema(
@@ -61,7 +68,7 @@ class CheckpointDetailApi(APIView):
 
 class CheckpointResumeApi(APIView):
     class CheckpointResumeSerializer(StrictSerializer):
-        input = serializers.JSONField(
+        input = StorableJsonField(
             required=False, default=None, help_text="The human's answer, kept with the checkpoint."
         )
 
@@ -93,7 +100,7 @@ class SnapshotSerializer(serializers.Serializer):
 
 class SnapshotApi(APIView):
     class SnapshotPutSerializer(StrictSerializer):
-        tree = serializers.DictField(child=serializers.JSONField())
+        tree = JsonObjectField()
 
     @extend_schema(operation_id="snapshot_read", responses=SnapshotSerializer)
     def get(self, request, run_id):

@@ -1,5 +1,7 @@
 """Shared pieces of the v1 API: strict serializers, cursor pagination, the agent of a request."""
 
+import re
+
 from django.conf import settings
 from rest_framework import exceptions, serializers
 from rest_framework.pagination import CursorPagination
@@ -21,13 +23,79 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
-class MetadataField(serializers.DictField):
-    """A JSON object of free-form metadata."""
+# PostgreSQL's integer column; a larger value would fail in the database as a 500.
+INTEGER_MAX = 2_147_483_647
+# PostgreSQL's bigint column (and SQLite's integer).
+BIGINT_MAX = 9_223_372_036_854_775_807
+
+
+# What jsonb refuses in any string or key: NUL, and UTF-16 surrogates without their pair (a
+# paired \ud83d\ude00 reaches Python as one code point, so any surrogate left is lone).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def json_text_problem(value) -> str | None:
+    """Say what in a JSON value PostgreSQL's jsonb cannot store, or return None if it is fine.
+
+    SQLite would store such text, so checking here keeps both backends alike.
+    """
+    pending = [("", value)]  # a stack, not recursion: JSON nests as deep as the parser allowed
+    while pending:
+        where, node = pending.pop()
+        if isinstance(node, dict):
+            for key, item in node.items():
+                problem = _text_problem(str(key))
+                if problem:
+                    # repr() escapes the character, so the error itself stays encodable.
+                    return f"the key {str(key)!r} at {where or 'the top'} {problem}"
+                pending.append((f"{where}.{key}" if where else str(key), item))
+        elif isinstance(node, list):
+            pending.extend((f"{where}[{index}]", item) for index, item in enumerate(node))
+        elif isinstance(node, str):
+            problem = _text_problem(node)
+            if problem:
+                return f"the text at {where or 'the top'} {problem}"
+    return None
+
+
+def _text_problem(text: str) -> str | None:
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return None
+    if found.group() == "\x00":
+        return "contains the NUL character (\\u0000); remove it, or send binary data as base64"
+    return "contains a lone UTF-16 surrogate (\\ud800-\\udfff); send the full pair or remove it"
+
+
+def validate_storable_json(value):
+    problem = json_text_problem(value)
+    if problem:
+        raise serializers.ValidationError(f"Cannot be stored (the database refuses it): {problem}.")
+
+
+class StorableJsonField(serializers.JSONField):
+    """Any JSON value that PostgreSQL's jsonb can store."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.validators.append(validate_storable_json)
+
+
+class JsonObjectField(serializers.DictField):
+    """A JSON object that PostgreSQL's jsonb can store."""
+
+    def __init__(self, **kwargs):
+        super().__init__(child=serializers.JSONField(), **kwargs)
+        self.validators.append(validate_storable_json)
+
+
+class MetadataField(JsonObjectField):
+    """A JSON object of free-form metadata; {} when left out."""
 
     def __init__(self, **kwargs):
         kwargs.setdefault("required", False)
         kwargs.setdefault("default", dict)
-        super().__init__(child=serializers.JSONField(), **kwargs)
+        super().__init__(**kwargs)
 
 
 def principal(request) -> AgentPrincipal:

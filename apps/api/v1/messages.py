@@ -6,7 +6,13 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.api.v1.common import MetadataField, StrictSerializer, parse_limit, principal
+from apps.api.v1.common import (
+    MetadataField,
+    StorableJsonField,
+    StrictSerializer,
+    parse_limit,
+    principal,
+)
 from apps.threads import selectors, services
 from apps.threads.models import Kind, Role
 
@@ -49,7 +55,7 @@ class MessageInSerializer(StrictSerializer):
     content = serializers.CharField(allow_blank=True, trim_whitespace=False, default="")
     actor = serializers.CharField(max_length=200, allow_blank=True, default="")
     name = serializers.CharField(max_length=200, allow_blank=True, default="")
-    payload = serializers.JSONField(required=False, allow_null=True, default=None)
+    payload = StorableJsonField(required=False, allow_null=True, default=None)
     metadata = MetadataField()
     created_at = serializers.DateTimeField(required=False, default=None)
     idempotency_key = serializers.CharField(max_length=200, required=False, default=None)

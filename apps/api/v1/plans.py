@@ -5,7 +5,14 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.api.v1.common import MetadataField, StrictSerializer, paginate, paginated, principal
+from apps.api.v1.common import (
+    INTEGER_MAX,
+    MetadataField,
+    StrictSerializer,
+    paginate,
+    paginated,
+    principal,
+)
 from apps.runstate import selectors as runstate_selectors
 from apps.runstate import services as runstate_services
 from apps.runstate.models import IterationOutcome
@@ -35,11 +42,13 @@ class PlanSerializer(serializers.Serializer):
 class PlanApi(APIView):
     class PlanPutSerializer(StrictSerializer):
         version = serializers.IntegerField(
-            min_value=0, help_text="The version you read (0 when there was no plan)."
+            min_value=0,
+            max_value=INTEGER_MAX,
+            help_text="The version you read (0 when there was no plan).",
         )
         goal = serializers.CharField(allow_blank=True, default="")
         phase = serializers.CharField(max_length=200, allow_blank=True, default="")
-        iteration = serializers.IntegerField(min_value=0, default=0)
+        iteration = serializers.IntegerField(min_value=0, max_value=INTEGER_MAX, default=0)
         steps = PlanStepSerializer(many=True, default=list)
         metadata = MetadataField()
 

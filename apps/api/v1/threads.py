@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.api.v1.common import (
+    JsonObjectField,
     MetadataField,
     StrictSerializer,
     actor_name,
@@ -86,7 +87,7 @@ class ThreadListApi(APIView):
 class ThreadDetailApi(APIView):
     class ThreadUpdateSerializer(StrictSerializer):
         title = serializers.CharField(max_length=300, required=False, allow_blank=True)
-        metadata = serializers.DictField(child=serializers.JSONField(), required=False)
+        metadata = JsonObjectField(required=False)
 
     @extend_schema(operation_id="threads_read", responses=ThreadSerializer)
     def get(self, request, thread_id):

@@ -1,0 +1,119 @@
+"""Input the database cannot hold is a 400 naming the field, never a 500 from the database."""
+
+import json
+
+import pytest
+
+# Each endpoint with a JSON field, the body that puts a value there, and the field's name in the
+# error. {thread}, {run} and {checkpoint} are filled with ids made for the test.
+JSON_FIELDS = [
+    ("post", "/api/v1/threads", lambda v: {"metadata": v}, "metadata"),
+    ("patch", "/api/v1/threads/{thread}", lambda v: {"metadata": v}, "metadata"),
+    (
+        "post",
+        "/api/v1/threads/{thread}/messages",
+        lambda v: {"messages": [{"role": "user", "metadata": v}]},
+        "messages[0].metadata",
+    ),
+    (
+        "post",
+        "/api/v1/threads/{thread}/messages",
+        lambda v: {"messages": [{"role": "user"}, {"role": "tool", "payload": v}]},
+        "messages[1].payload",
+    ),
+    ("post", "/api/v1/threads/{thread}/runs", lambda v: {"metadata": v}, "metadata"),
+    (
+        "post",
+        "/api/v1/runs/{run}/finish",
+        lambda v: {"status": "succeeded", "metadata": v},
+        "metadata",
+    ),
+    ("put", "/api/v1/threads/{thread}/plan", lambda v: {"version": 0, "metadata": v}, "metadata"),
+    (
+        "post",
+        "/api/v1/threads/{thread}/iterations",
+        lambda v: {"task": "t", "outcome": "failed", "metadata": v},
+        "metadata",
+    ),
+    ("post", "/api/v1/runs/{run}/checkpoints", lambda v: {"state": v}, "state"),
+    ("post", "/api/v1/checkpoints/{checkpoint}/resume", lambda v: {"input": v}, "input"),
+    ("put", "/api/v1/runs/{run}/snapshot", lambda v: {"tree": v}, "tree"),
+]
+
+# Values jsonb refuses, and the words the error uses for the fix.
+UNSTORABLE = [
+    pytest.param({"note": "a\u0000b"}, "NUL character", id="nul-in-text"),
+    pytest.param({"a\u0000": 1}, "NUL character", id="nul-in-key"),
+    pytest.param({"deep": [{"x": ["ok", "\ud800"]}]}, "lone UTF-16 surrogate", id="lone-high"),
+    pytest.param({"note": "tail \udfff"}, "lone UTF-16 surrogate", id="lone-low"),
+    pytest.param({"\udc00": "v"}, "lone UTF-16 surrogate", id="lone-in-key"),
+]
+
+
+@pytest.fixture
+def ids(alice):
+    thread = alice.new_thread()
+    run = alice.post(f"/api/v1/threads/{thread['id']}/runs", {}).json()
+    checkpoint = alice.post(f"/api/v1/runs/{run['id']}/checkpoints", {"state": {}}).json()
+    return {"thread": thread["id"], "run": run["id"], "checkpoint": checkpoint["id"]}
+
+
+def send(actor, method, path, body):
+    # json.dumps escapes lone surrogates as \udXXX, exactly as a client in another language would.
+    return actor.client.generic(
+        method.upper(), path, json.dumps(body), content_type="application/json"
+    )
+
+
+@pytest.mark.parametrize("value, says", UNSTORABLE)
+@pytest.mark.parametrize("method, path, body, field", JSON_FIELDS)
+def test_it_refuses_json_text_the_database_cannot_store(
+    alice, ids, method, path, body, field, value, says
+):
+    response = send(alice, method, path.format(**ids), body(value))
+
+    assert response.status_code == 400, response.content
+    message = response.json()["error"]["message"]
+    assert message.startswith(f"{field}: Cannot be stored")
+    assert says in message
+    assert "remove it" in message
+
+
+@pytest.mark.parametrize("method, path, body, field", JSON_FIELDS)
+def test_it_stores_json_with_a_surrogate_pair_and_escaped_control_characters(
+    alice, ids, method, path, body, field
+):
+    value = {"emoji": "\U0001f600", "tab": "a\tb", "escaped": "\\u0000"}
+
+    response = send(alice, method, path.format(**ids), body(value))
+
+    assert response.status_code in (200, 201), response.content
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("iteration", 3_000_000_000),
+        ("iteration", 2_147_483_648),
+        ("version", 3_000_000_000),
+        ("version", 10**30),
+    ],
+)
+def test_it_refuses_plan_integers_beyond_the_column(alice, ids, field, value):
+    url = f"/api/v1/threads/{ids['thread']}/plan"
+
+    response = alice.put(url, {"version": 0, field: value})
+
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"] == (
+        f"{field}: Ensure this value is less than or equal to 2147483647."
+    )
+
+
+def test_it_accepts_the_largest_plan_iteration(alice, ids):
+    url = f"/api/v1/threads/{ids['thread']}/plan"
+
+    response = alice.put(url, {"version": 0, "iteration": 2_147_483_647})
+
+    assert response.status_code == 200, response.content
+    assert response.json()["iteration"] == 2_147_483_647
