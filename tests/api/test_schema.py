@@ -1,3 +1,6 @@
+from apps.core.schema import ApiKeyAuthenticationScheme
+
+
 def test_the_schema_is_openapi_3_and_lists_the_v1_contract(client, db):
     schema = client.get("/api/schema/", {"format": "json"}).json()
 
@@ -17,10 +20,21 @@ def test_the_schema_is_openapi_3_and_lists_the_v1_contract(client, db):
         "/api/v1/config",
     }
     assert expected <= set(schema["paths"])
-    assert (
-        "bearerAuth" in str(schema["components"]["securitySchemes"])
-        or schema["components"]["securitySchemes"]
-    )
+
+
+def test_the_schema_declares_the_agent_key_as_an_http_bearer_scheme(client, db):
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+
+    scheme = schema["components"]["securitySchemes"][ApiKeyAuthenticationScheme.name]
+    assert (scheme["type"], scheme["scheme"]) == ("http", "bearer")
+    v1 = [
+        operation
+        for path, item in schema["paths"].items()
+        if path.startswith("/api/v1/")
+        for operation in item.values()
+    ]
+    assert v1
+    assert all(op["security"] == [{ApiKeyAuthenticationScheme.name: []}] for op in v1)
 
 
 def test_the_docs_page_loads_its_assets_locally(client, db):
