@@ -1,6 +1,7 @@
 import pytest
 
 from apps.jobs.services import job_run_pending
+from apps.memconfig.services import config_update
 
 
 def _search(actor, **body):
@@ -69,33 +70,60 @@ def test_the_default_range_comes_from_config(alice):
     assert [m["seq"] for m in hit["context"]["after"]] == [5]
 
 
-def test_an_exact_copy_in_another_agents_or_projects_memory_never_appears(alice, bob, carol):
-    secret = "the vault code is orange-42"
-    for actor in (alice, bob, carol):
-        _conversation(actor, [secret], resource_id="shared-user")
-        actor.post("/api/v1/episodic", {"content": secret, "resource_id": "shared-user"})
-        actor.post("/api/v1/memory/upsert", {"content": secret, "namespace": "facts"})
-    mine = {
-        r["id"]
-        for r in _search(
-            alice, query="vault code orange", scopes=["messages", "episodic", "knowledge"]
-        )
-    }
+SECRET = "the vault code is orange-42"
 
-    results = _search(
-        alice, query="vault code orange", scopes=["messages", "episodic", "knowledge"]
+
+def _store_secret_everywhere(actor) -> dict:
+    """Store SECRET as an approved entry, a message and a fact; return the ids by result type."""
+    config_update(
+        agent=actor.agent, changes={"episodic_approval_required": False}, changed_by="test"
     )
+    thread = actor.new_thread(resource_id="shared-user")
+    [message] = actor.append(thread["id"], {"role": "user", "content": SECRET})
+    entry = actor.post("/api/v1/episodic", {"content": SECRET, "resource_id": "shared-user"})
+    fact = actor.post("/api/v1/memory/upsert", {"content": SECRET, "namespace": "facts"})
+    assert entry.json()["status"] == "approved"
+    return {
+        "message": message["id"],
+        "episodic": entry.json()["id"],
+        "knowledge": fact.json()["id"],
+    }
 
-    assert {r["type"] for r in results} == {"message", "knowledge"}  # the entry is pending
-    assert {r["id"] for r in results} == mine
-    bob_ids = {
-        r["id"] for r in _search(bob, query="vault code orange", scopes=["messages", "knowledge"])
-    }
-    assert not ({r["id"] for r in results if r["type"] == "message"} & bob_ids)
-    carol_ids = {
-        r["id"] for r in _search(carol, query="vault code orange", scopes=["messages", "knowledge"])
-    }
-    assert not (mine & carol_ids)
+
+def _ids(response) -> list[str]:
+    assert response.status_code == 200, response.content
+    return [r["id"] for r in response.json()["results"]]
+
+
+def test_an_exact_copy_in_another_agents_or_projects_memory_never_appears(
+    alice, bob, carol, use_embedder
+):
+    ids = {actor.agent.slug: _store_secret_everywhere(actor) for actor in (alice, bob, carol)}
+    use_embedder(carol)
+    use_embedder(alice)()  # every copy now has a vector; each other copy is at cosine 1.0
+    mine, bobs, carols = ids["alice"], ids["bob"], ids["carol"]
+    assert bobs["knowledge"] == mine["knowledge"]  # knowledge is the project's, shared
+    assert len({mine["message"], bobs["message"], carols["message"]}) == 3
+
+    for resource in ({}, {"resource_id": "shared-user"}):
+        for scope in ("messages", "episodic", "knowledge"):
+            [hit] = _search(alice, query=SECRET, scopes=[scope], top_k=50, **resource)
+            assert hit["id"] == mine[RESULT_TYPE[scope]], (scope, resource)
+            assert hit["signals"]["vector"]["score"] == pytest.approx(1.0, abs=1e-4)
+        every = _search(alice, query=SECRET, scopes=list(RESULT_TYPE), top_k=50, **resource)
+        assert sorted(r["id"] for r in every) == sorted(mine.values())
+        recalled = alice.post("/api/v1/episodic/recall", {"query": SECRET, "top_k": 50, **resource})
+        assert _ids(recalled) == [mine["episodic"]]
+    facts = alice.post(
+        "/api/v1/memory/search", {"query": SECRET, "namespace": "facts", "top_k": 50}
+    )
+    assert _ids(facts) == [mine["knowledge"]]
+    assert facts.json()["results"][0]["similarity"] == pytest.approx(1.0, abs=1e-4)
+    theirs = _search(carol, query=SECRET, scopes=list(RESULT_TYPE), top_k=50)
+    assert sorted(r["id"] for r in theirs) == sorted(carols.values())
+
+
+RESULT_TYPE = {"messages": "message", "episodic": "episodic", "knowledge": "knowledge"}
 
 
 def test_vectors_join_the_ranking_once_the_embedder_job_ran(alice, use_embedder):
