@@ -2,7 +2,9 @@
 
 A job is claimed with a conditional UPDATE (pending → running), so any number of workers, or
 a Celery redelivery, can race for it and exactly one runs it. A worker that dies leaves its job
-`running`; once the lease expires another worker reclaims it.
+`running`; once the lease expires another worker reclaims it, unless that was the last attempt:
+then the job fails (and its kind's failure handler runs), so a job that kills its worker every
+time is not reclaimed forever.
 """
 
 import logging
@@ -16,7 +18,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.registry import handler_for
+from apps.jobs.registry import failure_handler_for, handler_for
 
 logger = logging.getLogger(__name__)
 WORKER_NAME = f"{socket.gethostname()}"
@@ -74,6 +76,7 @@ def job_claim(*, job_id, worker: str) -> Job | None:
 
 def job_claim_next(*, worker: str) -> Job | None:
     """Claim the job that has waited longest, if any is due."""
+    job_fail_abandoned()
     now = timezone.now()
     for job_id in _claimable(now).order_by("run_after").values_list("id", flat=True)[:20]:
         job = job_claim(job_id=job_id, worker=worker)
@@ -83,10 +86,41 @@ def job_claim_next(*, worker: str) -> Job | None:
 
 
 def _claimable(now):
-    stale = now - timedelta(seconds=settings.JOB_LEASE_SECONDS)
     return Job.objects.filter(
         Q(status=JobStatus.PENDING, run_after__lte=now)
-        | Q(status=JobStatus.RUNNING, locked_at__lt=stale)
+        | Q(_expired(now), attempts__lt=F("max_attempts"))
+    )
+
+
+def _expired(now) -> Q:
+    stale = now - timedelta(seconds=settings.JOB_LEASE_SECONDS)
+    return Q(status=JobStatus.RUNNING, locked_at__lt=stale)
+
+
+def job_fail_abandoned() -> int:
+    """Fail running jobs whose lease expired on their last attempt; return how many."""
+    now = timezone.now()
+    abandoned = Job.objects.filter(_expired(now), attempts__gte=F("max_attempts"))
+    failed = 0
+    for job in abandoned[:100]:
+        error = _abandoned_error(job)
+        # Conditional, so of several sweeps and workers exactly one fails it and runs the hook.
+        if abandoned.filter(pk=job.pk).update(
+            status=JobStatus.FAILED, error=error, finished_at=now, locked_at=None, updated_at=now
+        ):
+            logger.warning("job %s (%s) given up: %s", job.id, job.kind, error)
+            _run_failure_handler(job, error)
+            failed += 1
+    return failed
+
+
+def _abandoned_error(job: Job) -> str:
+    if not job.error:  # no attempt raised: every one of them ended with its worker
+        times = "once" if job.attempts == 1 else f"{job.attempts} times"
+        return f"The worker stopped {times} while running this job; gave up."
+    return (
+        f"The worker stopped while running the last attempt ({job.attempts} of "
+        f"{job.max_attempts}); gave up. An earlier attempt failed with: {job.error}"
     )
 
 
@@ -98,7 +132,7 @@ def job_execute(*, job: Job) -> Job:
             raise PermanentJobError(f"No handler is registered for jobs of kind {job.kind!r}.")
         handler(job)
     except PermanentJobError as exc:
-        _finish(job, JobStatus.FAILED, str(exc))
+        _fail(job, str(exc))
     except Exception as exc:
         logger.exception("job %s (%s) failed on attempt %s", job.id, job.kind, job.attempts)
         _retry_or_fail(job, f"{exc.__class__.__name__}: {exc}")
@@ -127,7 +161,12 @@ def job_progress(*, job: Job, done: int, total: int, note: str = "") -> None:
 
 
 def job_sweep() -> int:
-    """Dispatch again pending jobs that waited a minute (a delivery may have been lost)."""
+    """Dispatch again jobs whose delivery or worker may have been lost; return how many.
+
+    A pending job that waited a minute past its time, and a running job whose lease expired,
+    are dispatched again; an expired job on its last attempt fails instead.
+    """
+    job_fail_abandoned()
     overdue = timezone.now() - timedelta(seconds=60)
     job_ids = list(
         _claimable(timezone.now())
@@ -146,9 +185,24 @@ def _finish(job: Job, status: str, error: str) -> None:
     )
 
 
+def _fail(job: Job, error: str) -> None:
+    _finish(job, JobStatus.FAILED, error)
+    _run_failure_handler(job, error)
+
+
+def _run_failure_handler(job: Job, error: str) -> None:
+    handler = failure_handler_for(job.kind)
+    if handler is None:
+        return
+    try:
+        handler(job, error)
+    except Exception:  # the job is failed either way; its rows keep their last state
+        logger.exception("the failure handler of job %s (%s) failed", job.id, job.kind)
+
+
 def _retry_or_fail(job: Job, error: str) -> None:
     if job.attempts >= job.max_attempts:
-        _finish(job, JobStatus.FAILED, f"{error} (gave up after {job.attempts} attempts)")
+        _fail(job, f"{error} (gave up after {job.attempts} attempts)")
         return
     delay = min(5 * 2 ** (job.attempts - 1), 600)
     now = timezone.now()

@@ -18,6 +18,7 @@ from apps.search.indexing import index_chunks, index_set_visible
 
 logger = logging.getLogger(__name__)
 JOB_KIND = "knowledge.ingest"
+_UNFINISHED = (DocumentStatus.PENDING, DocumentStatus.PROCESSING, DocumentStatus.FAILED)
 
 
 def document_ingest_enqueue(*, document: Document) -> None:
@@ -53,12 +54,21 @@ def document_ingest(*, document_id, job=None) -> None:
         _progress(document, 70)
         _publish(document, drafts)
     except ExtractionError as exc:
-        _fail(document, str(exc))
+        _fail(document.pk, str(exc))
         raise PermanentJobError(str(exc)) from None
     except Exception as exc:
-        if job is None or job.attempts >= job.max_attempts:
-            _fail(document, f"Ingestion failed: {exc.__class__.__name__}: {exc}")
+        if job is None:  # a job's last failed attempt runs document_ingest_failed instead
+            _fail(document.pk, f"Ingestion failed: {exc.__class__.__name__}: {exc}")
         raise
+
+
+def document_ingest_failed(*, document_id, error: str) -> None:
+    """Record that the document's ingestion job gave up; a reason already recorded is kept."""
+    _fail(
+        document_id,
+        f"Ingestion failed: {error}",
+        statuses=(DocumentStatus.PENDING, DocumentStatus.PROCESSING),
+    )
 
 
 def _publish(document: Document, drafts) -> None:
@@ -94,6 +104,16 @@ def _progress(document: Document, percent: int) -> None:
     Document.objects.filter(pk=document.pk).update(progress=percent)
 
 
-def _fail(document: Document, error: str) -> None:
-    logger.info("document %s failed: %s", document.id, error)
-    Document.objects.filter(pk=document.pk).update(status=DocumentStatus.FAILED, error=error)
+def _fail(document_id, error: str, *, statuses=_UNFINISHED) -> None:
+    """Mark the document failed and drop its chunks, search items and vectors.
+
+    A failed re-index drops them too: chunks of an older version would otherwise wait hidden
+    forever, counted in chunk_count but found by no search.
+    """
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().filter(pk=document_id, status__in=statuses)
+        if locked.values_list("pk", flat=True).first() is None:
+            return  # deleted, made ready by another delivery, or its reason already recorded
+        Chunk.objects.filter(document_id=document_id).delete()
+        locked.update(status=DocumentStatus.FAILED, error=error, chunk_count=0, token_count=0)
+    logger.info("document %s failed: %s", document_id, error)

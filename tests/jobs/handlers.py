@@ -2,10 +2,11 @@
 
 import threading
 
-from apps.jobs.registry import job_handler
+from apps.jobs.registry import job_failure_handler, job_handler
 from apps.jobs.services import PermanentJobError, job_progress
 
 RUNS: list[str] = []
+failures: list[tuple[str, str]] = []  # (key, error) of each test job that failed for good
 _lock = threading.Lock()
 
 
@@ -14,6 +15,14 @@ def record(job):
     with _lock:
         RUNS.append(job.key)
     job_progress(job=job, done=1, total=1, note="recorded")
+
+
+@job_failure_handler("test.record")
+@job_failure_handler("test.flaky")
+@job_failure_handler("test.broken")
+def record_failure(job, error):
+    with _lock:
+        failures.append((job.key, error))
 
 
 @job_handler("test.flaky")

@@ -15,6 +15,7 @@ from tests.jobs import handlers
 @pytest.fixture(autouse=True)
 def _clear_runs():
     handlers.RUNS.clear()
+    handlers.failures.clear()
 
 
 def test_it_coalesces_pending_jobs_with_the_same_key(db):
@@ -67,6 +68,7 @@ def test_a_job_fails_after_its_last_attempt(db):
 
     assert job.status == JobStatus.FAILED
     assert "gave up after 2 attempts" in job.error
+    assert handlers.failures == [("k", job.error)]
 
 
 @pytest.mark.parametrize(
@@ -82,6 +84,7 @@ def test_a_permanent_error_fails_at_once(db, kind, says):
     assert job.status == JobStatus.FAILED
     assert job.attempts == 1
     assert says in job.error
+    assert handlers.failures == ([(job.key, job.error)] if kind == "test.broken" else [])
 
 
 def test_a_job_of_a_dead_worker_is_reclaimed_after_its_lease(db, settings):
@@ -97,6 +100,39 @@ def test_a_job_of_a_dead_worker_is_reclaimed_after_its_lease(db, settings):
     assert job.status == JobStatus.SUCCEEDED
     assert job.attempts == 2
     assert handlers.RUNS == ["orphan"]
+
+
+def test_a_job_whose_worker_dies_on_every_attempt_fails_instead_of_looping(db, settings):
+    settings.JOB_LEASE_SECONDS = 60
+    job = job_enqueue(kind="test.record", key="killer", max_attempts=3)
+    for attempt in range(1, 4):
+        assert job_claim(job_id=job.id, worker=f"dies-{attempt}") is not None
+        Job.objects.filter(pk=job.pk).update(locked_at=timezone.now() - timedelta(seconds=61))
+
+    call_command("run_worker", "--once")
+
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.locked_at) == (JobStatus.FAILED, 3, None)
+    assert job.error == "The worker stopped 3 times while running this job; gave up."
+    assert handlers.failures == [("killer", job.error)]
+    assert handlers.RUNS == []
+    assert job_run_pending() == 0
+    assert handlers.failures == [("killer", job.error)]  # the failure handler ran once
+
+
+def test_a_job_given_up_after_an_error_and_a_dead_worker_keeps_the_error(db, settings):
+    settings.JOB_LEASE_SECONDS = 60
+    job = job_enqueue(kind="test.flaky", key="k", payload={"succeed_on": 99}, max_attempts=2)
+    job_run_pending()  # attempt 1 raises
+    Job.objects.filter(pk=job.pk).update(run_after=timezone.now())
+    job_claim(job_id=job.id, worker="dies")  # attempt 2: the worker dies
+    Job.objects.filter(pk=job.pk).update(locked_at=timezone.now() - timedelta(seconds=61))
+
+    assert job_run_pending() == 0
+    job.refresh_from_db()
+
+    assert job.status == JobStatus.FAILED
+    assert "last attempt (2 of 2)" in job.error and "attempt 1 failed" in job.error
 
 
 def test_a_job_is_claimed_by_exactly_one_of_many_workers(transactional_db):
