@@ -1,3 +1,6 @@
+import pytest
+
+
 def test_upsert_creates_the_namespace_and_stores_content_once(alice):
     first = alice.post(
         "/api/v1/memory/upsert",
@@ -47,22 +50,50 @@ def test_search_ranks_facts_of_the_namespace_with_scores(alice, use_embedder):
     assert all("elsewhere" not in r["content"] for r in results)
 
 
-def test_search_of_an_unknown_namespace_is_a_404(alice, carol):
+def _assert_error_shape(response, status, code):
+    assert response.status_code == status, response.content
+    error = response.json()["error"]
+    assert set(error) == {"code", "message", "details"}
+    assert error["code"] == code
+    assert error["message"]
+    return error
+
+
+def test_search_of_an_unknown_namespace_is_a_404_naming_it(alice, carol):
     carol.post("/api/v1/memory/upsert", {"content": "carol's fact", "namespace": "facts"})
 
     response = alice.post("/api/v1/memory/search", {"query": "fact", "namespace": "facts"})
 
-    assert response.status_code == 404
+    error = _assert_error_shape(response, 404, "not_found")
+    assert "namespace 'facts'" in error["message"]
 
 
-def test_bad_namespace_or_top_k_is_a_400(alice):
-    assert (
-        alice.post("/api/v1/memory/upsert", {"content": "x", "namespace": "not a slug"}).status_code
-        == 400
-    )
-    assert (
-        alice.post(
-            "/api/v1/memory/search", {"query": "x", "namespace": "n", "top_k": 0}
-        ).status_code
-        == 400
-    )
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"query": "", "namespace": "n"}, "query"),
+        ({"query": "  ", "namespace": "n"}, "query"),
+        ({"namespace": "n"}, "query"),
+        ({"query": "x"}, "namespace"),
+        ({"query": "x", "namespace": "not a slug"}, "namespace"),
+        ({"query": "x", "namespace": "n", "top_k": 0}, "top_k"),
+        ({"query": "x", "namespace": "n", "top_k": 51}, "top_k"),
+        ({"query": "x", "namespace": "n", "top_k": "five"}, "top_k"),
+        ({"query": "x", "namespace": "n", "filter": {}}, "filter"),
+    ],
+)
+def test_search_rejects_bad_input_with_the_error_shape(alice, body, field):
+    alice.post("/api/v1/memory/upsert", {"content": "a fact", "namespace": "n"})
+
+    response = alice.post("/api/v1/memory/search", body)
+
+    error = _assert_error_shape(response, 400, "invalid")
+    assert field in error["details"]
+    assert error["message"].startswith(f"{field}:")
+
+
+def test_upsert_of_a_bad_namespace_is_a_400(alice):
+    response = alice.post("/api/v1/memory/upsert", {"content": "x", "namespace": "not a slug"})
+
+    error = _assert_error_shape(response, 400, "invalid")
+    assert "namespace" in error["details"]

@@ -7,6 +7,7 @@ from rest_framework.views import APIView
 
 from apps.api.v1.common import MetadataField, StrictSerializer, principal
 from apps.api.v1.search import warnings_field, with_warnings
+from apps.core.errors import NotFound
 from apps.knowledge.selectors import knowledge_base_get
 from apps.knowledge.services import memory_upsert
 from apps.search.scope import Scope
@@ -87,7 +88,14 @@ class MemorySearchApi(APIView):
         data.is_valid(raise_exception=True)
         params = data.validated_data
         project = principal(request).project
-        kb = knowledge_base_get(project=project, slug=params["namespace"])
+        try:
+            kb = knowledge_base_get(project=project, slug=params["namespace"])
+        except NotFound:
+            # Callers of this drop-in know namespaces, not knowledge bases.
+            raise NotFound(
+                f"No namespace {params['namespace']!r} in this project; "
+                "POST /api/v1/memory/upsert creates it."
+            ) from None
         scope = Scope(kind="chunk", project_id=project.id, knowledge_base_ids=(kb.id,))
         embedding = query_embed(project_id=project.id, query=params["query"])
         hits = search(
