@@ -138,15 +138,25 @@ def thread_for_operator(*, thread_id: uuid.UUID) -> Thread:
     return thread
 
 
-def timeline_page(*, thread: Thread, before_seq: int | None, around_seq: int | None, size: int):
+def timeline_page(
+    *,
+    thread: Thread,
+    before_seq: int | None = None,
+    around_seq: int | None = None,
+    after_seq: int | None = None,
+    size: int,
+):
     """Return (messages in seq order, first seq loaded) for the console timeline.
 
-    The newest `size` messages by default; those before `before_seq`; or a window centred on
-    `around_seq`, so a link to one message opens the timeline where it is.
+    The newest `size` messages by default; those before `before_seq`; those after `after_seq`
+    (oldest first, to load later messages below a window); or a window centred on `around_seq`,
+    so a link to one message opens the timeline where it is.
     """
     messages = Message.objects.filter(thread=thread).select_related("run")
     if around_seq is not None:
         page = list(messages.filter(seq__gte=around_seq - size // 2).order_by("seq")[:size])
+    elif after_seq is not None:
+        page = list(messages.filter(seq__gt=after_seq).order_by("seq")[:size])
     else:
         if before_seq is not None:
             messages = messages.filter(seq__lt=before_seq)

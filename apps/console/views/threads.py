@@ -36,7 +36,8 @@ class ThreadFilterForm(forms.Form):
 @role_required(OPERATOR)
 def thread_list(request):
     form = ThreadFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
+    form.is_valid()  # a bad field is reported beside its input; the valid ones still filter
+    filters = getattr(form, "cleaned_data", {})
     thread_ids = None
     if filters.get("q"):
         project = filters.get("project")
@@ -62,16 +63,18 @@ def thread_list(request):
 
 @role_required(OPERATOR)
 def thread_detail(request, thread_id):
+    """A thread's timeline: the newest messages, or with ?seq=N a window around message N."""
     thread = thread_for_operator(thread_id=thread_id)
     around = _int(request.GET.get("seq"))
-    messages, first_seq = timeline_page(
-        thread=thread, before_seq=None, around_seq=around, size=TIMELINE_PAGE
-    )
+    if around is not None and not 1 <= around <= thread.last_seq:
+        around = None  # a stale or mistyped link still opens the thread
+    messages, first_seq = timeline_page(thread=thread, around_seq=around, size=TIMELINE_PAGE)
     context = {
         "thread": thread,
         "timeline": messages,
         "first_seq": first_seq,
         "highlight": around,
+        **_later(thread, messages),
         **run_state_for_thread(thread=thread),
     }
     return render(request, "console/threads/detail.html", context)
@@ -82,13 +85,27 @@ def thread_earlier(request, thread_id):
     """The fragment #load-earlier: older messages, and a button for the ones before them."""
     thread = thread_for_operator(thread_id=thread_id)
     messages, first_seq = timeline_page(
-        thread=thread,
-        before_seq=_int(request.GET.get("before")),
-        around_seq=None,
-        size=TIMELINE_PAGE,
+        thread=thread, before_seq=_int(request.GET.get("before")), size=TIMELINE_PAGE
     )
     context = {"thread": thread, "timeline": messages, "first_seq": first_seq}
     return render(request, "console/threads/load-earlier.html", context)
+
+
+@role_required(OPERATOR)
+def thread_later(request, thread_id):
+    """The fragment #load-later: newer messages, and a button for the ones after them."""
+    thread = thread_for_operator(thread_id=thread_id)
+    messages, _ = timeline_page(
+        thread=thread, after_seq=_int(request.GET.get("after")) or 0, size=TIMELINE_PAGE
+    )
+    context = {"thread": thread, "timeline": messages, **_later(thread, messages)}
+    return render(request, "console/threads/load-later.html", context)
+
+
+def _later(thread, messages) -> dict:
+    """Where the next "load later" request starts, or None when the newest message is shown."""
+    last = messages[-1].seq if messages else None
+    return {"last_seq": last if last is not None and last < thread.last_seq else None}
 
 
 @role_required(OPERATOR)
@@ -131,5 +148,6 @@ urlpatterns = [
     path("threads/", thread_list, name="threads"),
     path("threads/<uuid:thread_id>/", thread_detail, name="thread"),
     path("threads/<uuid:thread_id>/earlier/", thread_earlier, name="thread-earlier"),
+    path("threads/<uuid:thread_id>/later/", thread_later, name="thread-later"),
     path("threads/<uuid:thread_id>/search/", thread_search, name="thread-search"),
 ]

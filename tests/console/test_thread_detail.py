@@ -1,0 +1,211 @@
+"""A thread's page: timeline with runs and tool calls, run state beside it, search, paging."""
+
+import re
+import time
+
+import pytest
+
+from apps.runstate.services import checkpoint_create, iteration_append, snapshot_put
+from apps.threads.models import Message, Run, Thread
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def operator(as_role):
+    return as_role("operator")
+
+
+@pytest.fixture
+def conversation(alice):
+    """A support thread: a run with a tool call and its result, a plan, run state."""
+    thread = alice.new_thread(title="Billing", resource_id="cust-9")
+    run = alice.post(f"/api/v1/threads/{thread['id']}/runs", {"name": "turn 1"}).json()
+    alice.append(
+        thread["id"],
+        {"role": "user", "content": "I was charged twice for invoice 4417.", "run_id": run["id"]},
+        {
+            "role": "assistant",
+            "kind": "tool_call",
+            "name": "lookup_invoice",
+            "payload": {"invoice": 4417, "include": ["charges"]},
+            "run_id": run["id"],
+        },
+        {"role": "tool", "kind": "tool_result", "name": "lookup_invoice", "content": "2 charges"},
+        {"role": "assistant", "content": "Refunding the duplicate charge."},
+    )
+    thread_row, run_row = Thread.objects.get(pk=thread["id"]), Run.objects.get(pk=run["id"])
+    iteration_append(
+        thread=thread_row, run=run_row, task="refund", outcome="failed", error="gateway timeout"
+    )
+    time.sleep(0.002)  # ids order by millisecond; attempts of one millisecond have no order
+    iteration_append(
+        thread=thread_row, task="refund", outcome="succeeded", summary="refund 88-1 issued"
+    )
+    checkpoint_create(run=run_row, state={"awaiting": "approval"}, reason="refund over limit")
+    snapshot_put(run=run_row, tree={"agent": "orchestrator", "children": [{"agent": "billing"}]})
+    return thread_row
+
+
+def _page(operator, thread, **params) -> str:
+    response = operator.get(f"/console/threads/{thread.id}/", params)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_tool_call_payloads_are_collapsed_under_their_message(operator, conversation):
+    content = _page(operator, conversation)
+
+    tool_call = re.search(r'<li class="msg assistant tool_call" id="m-2">(.*?)</li>', content, re.S)
+    assert tool_call, "the tool call has no message of its own"
+    assert "lookup_invoice" in tool_call.group(1)
+    details = re.search(
+        r"<details><summary>Payload</summary><pre>(.*?)</pre></details>", tool_call.group(1), re.S
+    )
+    assert details and "&#x27;invoice&#x27;: 4417" in details.group(1)
+    assert "<details open" not in content
+
+
+def test_each_message_shows_its_token_count(operator, conversation):
+    content = _page(operator, conversation)
+
+    for message in Message.objects.filter(thread=conversation):
+        assert message.token_count > 0
+        item = re.search(rf'id="m-{message.seq}">(.*?)</li>', content, re.S).group(1)
+        assert f"<span>{message.token_count} tokens</span>" in item
+    assert f"{conversation.token_count} tokens" in content
+
+
+def test_the_run_band_opens_the_run_and_messages_outside_it_follow(operator, conversation):
+    content = _page(operator, conversation)
+
+    band = content.index('<li class="run-band">Run turn 1')
+    assert band < content.index('id="m-1"')
+    assert content.count('class="run-band"') == 1
+
+
+def test_it_shows_the_iteration_log_checkpoints_and_run_snapshots(operator, conversation):
+    content = _page(operator, conversation)
+    aside = content[content.index("<aside>") :]
+
+    log = aside[aside.index("<h2>Iteration log</h2>") : aside.index("<h2>Runs</h2>")]
+    assert re.search(r'refund #2 <span class="badge succeeded">succeeded</span>', log)
+    assert "refund 88-1 issued" in log
+    assert re.search(
+        r'refund #1 <span class="badge failed">failed</span>.*gateway timeout', log, re.S
+    )
+    assert log.index("refund #2") < log.index("refund #1")  # newest attempt first
+    checkpoints = aside[aside.index("<h2>Checkpoints</h2>") : aside.index("<h2>Run snapshots</h2>")]
+    assert (
+        "refund over limit" in checkpoints
+        and "&#x27;awaiting&#x27;: &#x27;approval&#x27;" in checkpoints
+    )
+    snapshots = aside[aside.index("<h2>Run snapshots</h2>") :]
+    assert "turn 1 v1" in snapshots and "&#x27;orchestrator&#x27;" in snapshots
+
+
+def test_observations_and_summaries_have_their_place_above_the_timeline(operator, conversation):
+    content = _page(operator, conversation)
+
+    place = content.index('id="observations"')
+    assert (
+        content.index("<h2>Observations and summaries</h2>")
+        < place
+        < content.index("<h2>Timeline</h2>")
+    )
+
+
+def test_the_in_thread_search_shows_each_hit_with_its_context_range(operator, alice):
+    thread = alice.new_thread(title="Long")
+    alice.append(
+        thread["id"],
+        *[{"role": "user", "content": f"filler line {n}"} for n in range(1, 6)],
+        {"role": "user", "content": "The router model is XR-500."},
+        *[{"role": "assistant", "content": f"more filler {n}"} for n in range(7, 10)],
+    )
+
+    response = operator.post(
+        f"/console/threads/{thread['id']}/search/", {"q": "router XR-500"}, **HTMX
+    )
+
+    content = response.content.decode()
+    assert content.startswith('<section id="thread-search-results">')
+    card = re.search(r'<div class="card">(.*?)<div class="signals">score', content, re.S).group(1)
+    # The default range is 2 messages before and 1 after the hit (#6).
+    assert "messages #4–#7" in card
+    assert re.findall(r"#(\d+)(?:</strong></a>)? (?:user|assistant):", card) == ["4", "5", "6", "7"]
+    assert '<a href="?seq=6#m-6"><strong>#6</strong></a>' in card
+    assert "<mark>The router model is XR-500.</mark>" in card
+    assert "lexical rank 1" in content
+
+
+def test_an_empty_search_answers_with_an_empty_fragment(operator, conversation):
+    response = operator.post(f"/console/threads/{conversation.id}/search/", {"q": "  "}, **HTMX)
+
+    fragment = response.content.decode().split('<div id="messages"')[0]
+    assert re.fullmatch(r'<section id="thread-search-results">\s*</section>\s*', fragment)
+
+
+@pytest.fixture
+def long_thread(alice):
+    thread = alice.new_thread(title="Long")
+    alice.append(thread["id"], *[{"role": "user", "content": f"line {n}"} for n in range(1, 251)])
+    return Thread.objects.get(pk=thread["id"])
+
+
+def _seqs(content: str) -> list[int]:
+    return [int(seq) for seq in re.findall(r'<li class="msg[^"]*" id="m-(\d+)"', content)]
+
+
+def _button(content: str, name: str) -> str | None:
+    match = re.search(rf'hx-get="(/console/threads/[^"]+/{name}/\?[^"]+)"', content)
+    return match.group(1) if match else None
+
+
+def test_a_link_to_one_message_opens_a_window_around_it_with_both_ways_to_page(
+    operator, long_thread
+):
+    content = _page(operator, long_thread, seq=120)
+
+    assert _seqs(content) == list(range(70, 170))
+    assert _button(content, "earlier").endswith("?before=70")
+    later = _button(content, "later")
+    assert later.endswith("?after=169")
+    fragment = operator.get(later, **HTMX).content.decode()
+    assert _seqs(fragment) == list(range(170, 251))
+    assert _button(fragment, "later") is None  # that was the newest message
+    assert fragment.index('id="m-250"') < fragment.index('<div id="load-later">')
+
+
+def test_later_pages_chain_until_the_newest_message(operator, long_thread):
+    content = _page(operator, long_thread, seq=3)
+
+    assert _seqs(content) == list(range(1, 101))
+    assert _button(content, "earlier") is None
+    fragment = operator.get(_button(content, "later"), **HTMX).content.decode()
+    assert _seqs(fragment) == list(range(101, 201))
+    assert _button(fragment, "later").endswith("?after=200")
+
+
+def test_the_newest_page_offers_no_later_messages(operator, long_thread):
+    content = _page(operator, long_thread)
+
+    assert _seqs(content) == list(range(151, 251))
+    assert _button(content, "later") is None
+    assert 'class="msg user highlight"' not in content
+
+
+def test_the_linked_message_is_highlighted(operator, long_thread):
+    content = _page(operator, long_thread, seq=120)
+
+    assert re.findall(
+        r'<li class="msg[^"]*highlight" id="m-(\d+)" aria-current="true">', content
+    ) == ["120"]
+
+
+@pytest.mark.parametrize("seq", ["0", "999", "abc"])
+def test_a_link_to_a_missing_message_opens_the_newest_page(operator, long_thread, seq):
+    content = _page(operator, long_thread, seq=seq)
+
+    assert _seqs(content) == list(range(151, 251))
+    assert "highlight" not in re.findall(r'<li class="([^"]*)"', content)[0]

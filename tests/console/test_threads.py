@@ -1,0 +1,115 @@
+"""The operator's thread list: filters, full-text search over messages, pagination."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.threads.models import Thread
+
+HTMX = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "thread-list"}
+
+
+@pytest.fixture
+def operator(as_role):
+    return as_role("operator")
+
+
+@pytest.fixture
+def threads(alice, bob, carol):
+    """Four threads across two projects, three agents, two resources and two channels."""
+    made = {
+        "billing": alice.new_thread(
+            title="billing", resource_id="cust-1", channel="web", external_id="w1"
+        ),
+        "shipping": alice.new_thread(
+            title="shipping", resource_id="cust-2", channel="email", external_id="e1"
+        ),
+        "bob-notes": bob.new_thread(title="bob-notes", resource_id="cust-1"),
+        "globex": carol.new_thread(title="globex", channel="web", external_id="w2"),
+    }
+    alice.append(made["billing"]["id"], {"role": "user", "content": "The invoice was paid twice."})
+    alice.append(made["shipping"]["id"], {"role": "user", "content": "Where is my parcel?"})
+    carol.append(made["globex"]["id"], {"role": "user", "content": "Invoice copy, please."})
+    old = timezone.now() - timedelta(days=10)
+    Thread.objects.filter(title="shipping").update(created_at=old)
+    return made
+
+
+def _titles(response) -> list[str]:
+    assert response.status_code == 200
+    return sorted(thread.title for thread in response.context["page"])
+
+
+@pytest.mark.parametrize(
+    "params, expected",
+    [
+        ({}, ["billing", "bob-notes", "globex", "shipping"]),
+        ({"project": "globex"}, ["globex"]),
+        ({"agent": "bob"}, ["bob-notes"]),
+        ({"resource": "cust-1"}, ["billing", "bob-notes"]),
+        ({"channel": "web"}, ["billing", "globex"]),
+        ({"channel": "web", "project": "acme"}, ["billing"]),
+        ({"since": "today"}, ["billing", "bob-notes", "globex"]),
+        ({"until": "yesterday"}, ["shipping"]),
+        ({"since": "11 days ago", "until": "9 days ago"}, ["shipping"]),
+    ],
+)
+def test_it_filters_threads(operator, threads, alice, bob, carol, params, expected):
+    ids = {
+        "acme": alice.agent.project_id,
+        "globex": carol.agent.project_id,
+        "bob": bob.agent.id,
+    }
+    days = {"today": 0, "yesterday": 1, "9 days ago": 9, "11 days ago": 11}
+    query = {}
+    for name, value in params.items():
+        if name in ("since", "until"):
+            value = (timezone.localdate() - timedelta(days=days[value])).isoformat()
+        query[name] = ids.get(value, value)
+
+    assert _titles(operator.get("/console/threads/", query)) == expected
+
+
+def test_full_text_search_finds_threads_by_their_messages(operator, threads, alice):
+    assert _titles(operator.get("/console/threads/", {"q": "invoice"})) == ["billing", "globex"]
+    project = alice.agent.project_id
+    assert _titles(operator.get("/console/threads/", {"q": "invoice", "project": project})) == [
+        "billing"
+    ]
+    assert _titles(operator.get("/console/threads/", {"q": "parcel"})) == ["shipping"]
+    assert _titles(operator.get("/console/threads/", {"q": "zeppelin"})) == []
+
+
+def test_an_invalid_filter_is_reported_not_ignored(operator, threads):
+    response = operator.get("/console/threads/", {"since": "not a date", "channel": "email"})
+
+    assert "Enter a valid date" in response.content.decode()
+    assert _titles(response) == ["shipping"]  # the valid filters still apply
+
+
+def test_htmx_gets_only_the_list_fragment(operator, threads):
+    response = operator.get("/console/threads/", {"channel": "email"}, **HTMX)
+
+    content = response.content.decode()
+    assert content.startswith('<section id="thread-list">')
+    assert "shipping" in content and "billing" not in content
+    assert "<form" not in content
+
+
+def test_it_pages_threads_newest_activity_first_and_keeps_the_filters(operator, alice):
+    for number in range(27):
+        alice.new_thread(title=f"t{number:02}", channel="web", external_id=f"x{number}")
+        alice.append(
+            Thread.objects.get(title=f"t{number:02}").id, {"role": "user", "content": "hi"}
+        )
+    alice.new_thread(title="other channel")
+
+    first = operator.get("/console/threads/", {"channel": "web"})
+    second = operator.get("/console/threads/", {"channel": "web", "page": 2})
+
+    assert [t.title for t in first.context["page"]][:2] == ["t26", "t25"]
+    assert len(first.context["page"]) == 25
+    assert [t.title for t in second.context["page"]] == ["t01", "t00"]
+    assert 'href="?channel=web&amp;page=2"' in first.content.decode()
+    assert "Page 1 of 2 (27)" in first.content.decode()
