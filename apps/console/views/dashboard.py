@@ -101,7 +101,9 @@ def jobs(request):
     status = request.GET.get("status") or None
     if status not in JobStatus.values:
         status = None
-    page = paginate(request, job_list(status=status, kind=request.GET.get("kind") or None))
+    jobs = job_list(status=status, kind=request.GET.get("kind") or None)
+    # Ids order by millisecond only; the timestamp keeps jobs of one millisecond in order.
+    page = paginate(request, jobs.order_by("-created_at", "-id"))
     return render(
         request,
         "console/jobs.html",
