@@ -1,7 +1,8 @@
-"""Cut sections into chunks of about `max_tokens`, along paragraphs, then sentences, then words.
+"""Cut sections into chunks of at most `max_tokens`, along paragraphs, then sentences, then words.
 
 A chunk never spans two sections, so its heading and page are exact. Consecutive chunks of one
-section share about `overlap` tokens, so a fact cut at a boundary is whole in one of them.
+section share about `overlap` tokens (the end of one starts the next), so a fact cut at a
+boundary is whole in one of them.
 """
 
 import re
@@ -12,6 +13,7 @@ from apps.providers.tokens import count_tokens
 
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+")
+_WORDS = re.compile(r"\S+")
 
 
 @dataclass
@@ -35,13 +37,16 @@ def chunk_sections(sections: list[Section], *, max_tokens: int, overlap: int) ->
 
 
 def _chunk_text(text: str, max_tokens: int, overlap: int) -> list[str]:
+    # Pieces leave room for the overlap, or a chunk full of one long piece would repeat nothing.
+    overlap = max(0, min(overlap, max_tokens // 2))
     chunks: list[str] = []
     current: list[tuple[str, int]] = []
     size = 0
-    for piece, tokens in _pieces(text, max_tokens):
+    for piece, tokens in _pieces(text, max_tokens - overlap):
         if current and size + tokens > max_tokens:
             chunks.append(_join(current))
-            current = _tail(current, overlap)
+            # The overlap gives way to the next piece, so no chunk exceeds max_tokens.
+            current = _tail(current, min(overlap, max_tokens - tokens))
             size = sum(t for _, t in current)
         current.append((piece, tokens))
         size += tokens
@@ -72,6 +77,12 @@ def _words(sentence: str, max_tokens: int):
     words, size = [], 0
     for word in sentence.split():
         tokens = count_tokens(word)
+        if tokens > max_tokens:  # a run without spaces (a URL, base64): cut it in slices
+            if words:
+                yield " ".join(words), size
+                words, size = [], 0
+            yield from _slices(word, max_tokens)
+            continue
         if words and size + tokens > max_tokens:
             yield " ".join(words), size
             words, size = [], 0
@@ -81,15 +92,60 @@ def _words(sentence: str, max_tokens: int):
         yield " ".join(words), size
 
 
-def _tail(pieces: list[tuple[str, int]], overlap: int) -> list[tuple[str, int]]:
-    """Return the last pieces that together stay within overlap tokens."""
+def _slices(word: str, max_tokens: int):
+    """Yield (slice, tokens): consecutive slices of word, each the longest within max_tokens."""
+    start = 0
+    while start < len(word):
+        # k characters count at most k tokens and a token spans at most 4 characters.
+        low, high = start + 1, min(len(word), start + 4 * max_tokens)
+        while low < high:
+            middle = (low + high + 1) // 2
+            if count_tokens(word[start:middle]) <= max_tokens:
+                low = middle
+            else:
+                high = middle - 1
+        yield word[start:low], count_tokens(word[start:low])
+        start = low
+
+
+def _tail(pieces: list[tuple[str, int]], budget: int) -> list[tuple[str, int]]:
+    """Return the end of a chunk, about `budget` tokens, to repeat at the start of the next.
+
+    1. Whole pieces (paragraphs) from the end, while they fit.
+    2. Then the end of the piece that did not fit: its last whole sentences, or, when those
+       cover less than half of the room left, its last whole words.
+    """
     kept, size = [], 0
     for piece, tokens in reversed(pieces):
-        if size + tokens > overlap:
-            break
-        kept.insert(0, (piece, tokens))
-        size += tokens
+        if size + tokens <= budget:
+            kept.insert(0, (piece, tokens))
+            size += tokens
+            continue
+        part = _suffix(piece, budget - size)
+        if part[1]:
+            kept.insert(0, part)
+        break
     return kept
+
+
+def _suffix(piece: str, room: int) -> tuple[str, int]:
+    """Return the longest end of piece within room tokens, from a sentence or word start."""
+    sentences = _suffix_from([0, *(m.end() for m in _SENTENCES.finditer(piece))], piece, room)
+    if sentences[1] * 2 >= room:
+        return sentences
+    return _suffix_from([m.start() for m in _WORDS.finditer(piece)], piece, room)
+
+
+def _suffix_from(starts: list[int], piece: str, room: int) -> tuple[str, int]:
+    """Return (text, tokens) from the earliest of starts whose rest of piece fits in room."""
+    best, size, end = len(piece), 0, len(piece)
+    for start in reversed(starts):
+        # Units end at whitespace and tokens never span it, so their counts add up.
+        tokens = count_tokens(piece[start:end])
+        if size + tokens > room:
+            break
+        best, size, end = start, size + tokens, start
+    return piece[best:].strip(), size
 
 
 def _join(pieces: list[tuple[str, int]]) -> str:
