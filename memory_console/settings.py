@@ -31,7 +31,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "apps.console.admin_site.ConsoleAdminConfig",  # django.contrib.admin, open to the admin role
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -57,6 +57,11 @@ INSTALLED_APPS = [
     "apps.evaluation",
     "apps.console",
     "apps.api",
+]
+
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "apps.console.admin_site.AdminRoleBackend",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,132 @@
+"""The Django admin: raw tables for superusers and the console's admins, nobody else."""
+
+import pytest
+from django.contrib import admin
+from django.contrib.auth.models import Group, User
+from django.test import Client
+from django.urls import reverse
+
+from apps.jobs.services import job_run_pending
+from apps.memconfig.services import config_update
+
+
+def _user(*roles: str, active: bool = True) -> User:
+    user = User.objects.create_user(username="-".join(roles) or "nobody", password="pw")
+    user.is_active = active
+    user.save()
+    user.groups.set(Group.objects.filter(name__in=roles))
+    return user
+
+
+def _client(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def every_table(alice):
+    """Put at least one row in every table the admin shows, the way clients make them."""
+    thread = alice.new_thread(resource_id="user-1", channel="web", external_id="1")
+    doomed = alice.new_thread()
+    run = alice.post(f"/api/v1/threads/{thread['id']}/runs", {}).json()
+    alice.append(thread["id"], {"role": "user", "content": "hello", "run_id": run["id"]})
+    alice.put(f"/api/v1/threads/{thread['id']}/plan", {"version": 0, "goal": "ship"})
+    alice.post(f"/api/v1/threads/{thread['id']}/iterations", {"task": "t", "outcome": "failed"})
+    alice.post(f"/api/v1/runs/{run['id']}/checkpoints", {"state": {"step": 1}})
+    alice.put(f"/api/v1/runs/{run['id']}/snapshot", {"tree": {"root": []}})
+    alice.delete(f"/api/v1/threads/{doomed['id']}")  # leaves an audit event
+    config_update(agent=alice.agent, changes={"recent_window": 30}, changed_by="ops")
+    alice.post("/api/v1/episodic", {"content": "Prefers email", "resource_id": "user-1"})
+    alice.post("/api/v1/knowledge-bases", {"slug": "ops"})
+    alice.post("/api/v1/knowledge-bases/ops/documents", {"title": "t", "text": "Restart it."})
+    job_run_pending()  # chunks the document
+
+
+@pytest.mark.parametrize(
+    "model", list(admin.site._registry), ids=lambda model: model._meta.label_lower
+)
+def test_every_registered_table_lists_and_opens_a_row_for_a_superuser(every_table, model):
+    root = _client(User.objects.create_superuser(username="root", password="pw"))
+    row = model._default_manager.first()
+    assert row is not None, f"every_table makes no {model._meta.label} row"
+    meta = model._meta
+
+    listed = root.get(reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist"))
+    searched = root.get(reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist"), {"q": "a"})
+    opened = root.get(reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[row.pk]))
+
+    assert listed.status_code == 200
+    assert searched.status_code == 200
+    assert opened.status_code == 200
+
+
+def test_the_admin_shows_no_vectors(every_table):
+    for model_admin in admin.site._registry.values():
+        assert not any("vector" in str(name) for name in model_admin.get_list_display(None))
+
+
+def test_a_console_admin_uses_the_admin_without_being_staff(db):
+    user = _user("admin")
+    client = _client(user)
+
+    assert not user.is_staff and not user.is_superuser
+    assert client.get("/admin/").status_code == 200
+    config = client.get("/admin/memconfig/")
+    assert config.status_code == 200
+    assert "Memory config versions" in config.content.decode()
+    assert client.get("/admin/auth/user/").status_code == 200
+    assert client.get("/admin/auth/user/add/").status_code == 200
+
+
+def test_the_config_version_history_is_visible_and_read_only(every_table):
+    client = _client(_user("admin"))
+
+    history = client.get("/admin/memconfig/memoryconfigversion/")
+    add = client.get("/admin/memconfig/memoryconfigversion/add/")
+
+    assert history.status_code == 200
+    assert "ops" in history.content.decode()
+    assert add.status_code == 403
+
+
+@pytest.mark.parametrize("path", ["/admin/", "/admin/memconfig/", "/admin/auth/user/"])
+def test_an_operator_is_sent_to_the_admin_login(db, path):
+    response = _client(_user("operator")).get(path)
+
+    assert response.status_code == 302
+    assert response.url == f"/admin/login/?next={path}"
+
+
+def test_a_console_admin_signs_in_on_the_admin_login_page(db):
+    _user("admin")
+    _user("operator")
+
+    admin_login = Client().post(
+        "/admin/login/?next=/admin/", {"username": "admin", "password": "pw"}
+    )
+    operator_login = Client().post(
+        "/admin/login/?next=/admin/", {"username": "operator", "password": "pw"}
+    )
+
+    assert admin_login.status_code == 302
+    assert admin_login.url == "/admin/"
+    assert operator_login.status_code == 200
+    assert "staff account" in operator_login.content.decode()
+
+
+@pytest.mark.parametrize(
+    "roles, active, allowed",
+    [
+        (("admin",), True, True),
+        (("admin",), False, False),
+        (("operator", "curator", "moderator"), True, False),
+        ((), True, False),
+    ],
+)
+def test_only_active_console_admins_hold_every_permission(db, roles, active, allowed):
+    user = _user(*roles, active=active)
+
+    assert user.has_perm("auth.change_user") is allowed
+    assert user.has_perm("threads.delete_message") is allowed
+    assert user.has_module_perms("memconfig") is allowed
