@@ -1,5 +1,7 @@
 """Reads of evaluation runs, and their metrics shaped for the console."""
 
+from django.core.exceptions import ValidationError
+
 from apps.evaluation.models import EvaluationRun
 from apps.evaluation.retrieval import METRICS, TYPES_ORDER
 
@@ -9,7 +11,11 @@ def evaluation_list():
 
 
 def evaluation_get(*, run_id) -> EvaluationRun | None:
-    return EvaluationRun.objects.select_related("project").filter(pk=run_id).first()
+    """Return the run, or None when there is none or run_id is not even a run id."""
+    try:
+        return EvaluationRun.objects.select_related("project").filter(pk=run_id).first()
+    except ValidationError:  # a hand-edited ?compare= value
+        return None
 
 
 def evaluation_rows(run: EvaluationRun) -> list[dict]:
@@ -31,24 +37,44 @@ def evaluation_rows(run: EvaluationRun) -> list[dict]:
     return rows
 
 
-def evaluation_chart(run: EvaluationRun) -> list[dict]:
-    """Bars of recall@5/10/20 over all questions, per mode, with their SVG geometry."""
-    bars, x = [], 10
+CHART_METRICS = ("R@5", "R@10", "R@20")
+BAR_WIDTH, BAR_STEP, GROUP_GAP, MARGIN = 18, 22, 18, 10
+PLOT_HEIGHT, CHART_HEIGHT = 120, 164  # bars stand on y = MARGIN + PLOT_HEIGHT; labels below
+LABEL_CHAR_WIDTH = 7  # generous for the 11px labels, so a mode name never runs into the next
+
+
+def evaluation_chart(run: EvaluationRun) -> dict:
+    """Bars of recall@5/10/20 over all questions, per mode, with an SVG size that holds them all.
+
+    Returns {"bars": [{x, y, height, mode, metric, value}], "labels": [{x, mode}], "width",
+    "height", "view_box"}; each mode's bars form a group, with its name under the group.
+    """
+    bars, labels, x = [], [], MARGIN
     for mode, figures in run.metrics.get("all", {}).items():
         if mode == "n":
             continue
-        for metric in ("R@5", "R@10", "R@20"):
-            height = round(120 * figures[metric])
+        labels.append({"x": x, "mode": mode})
+        group_start = x
+        for metric in CHART_METRICS:
+            height = round(PLOT_HEIGHT * min(max(figures[metric], 0.0), 1.0))
             bars.append(
                 {
                     "x": x,
-                    "y": 130 - height,
+                    "y": MARGIN + PLOT_HEIGHT - height,
                     "height": height,
                     "mode": mode,
                     "metric": metric,
                     "value": figures[metric],
                 }
             )
-            x += 22
-        x += 18
-    return bars
+            x += BAR_STEP
+        group_width = max(x - BAR_STEP + BAR_WIDTH, group_start + len(mode) * LABEL_CHAR_WIDTH)
+        x = group_width + GROUP_GAP
+    width = (x - GROUP_GAP + MARGIN) if bars else 2 * MARGIN
+    return {
+        "bars": bars,
+        "labels": labels,
+        "width": width,
+        "height": CHART_HEIGHT,
+        "view_box": f"0 0 {width} {CHART_HEIGHT}",
+    }

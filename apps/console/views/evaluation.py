@@ -35,8 +35,8 @@ def evaluation(request):
             return redirect("console:evaluation")
         messages.error(request, "Choose a project whose config the evaluation should use.")
     runs = paginate(request, evaluation_list(), per_page=10)
-    chosen = [evaluation_get(run_id=value) for value in request.GET.getlist("compare")[:2]]
-    chosen = [run for run in chosen if run is not None and run.metrics]
+    chosen = [evaluation_get(run_id=value) for value in request.GET.getlist("compare")[:10]]
+    chosen = [run for run in chosen if run is not None and run.metrics][:2]
     latest = next((run for run in runs if run.metrics), None)
     shown = chosen or ([latest] if latest else [])
     context = {
@@ -45,7 +45,7 @@ def evaluation(request):
         "running": any(run.status in ("pending", "running") for run in runs),
         "metrics": METRICS,
         "shown": [
-            {"run": run, "rows": evaluation_rows(run), "bars": evaluation_chart(run)}
+            {"run": run, "rows": evaluation_rows(run), "chart": evaluation_chart(run)}
             for run in shown
         ],
     }
