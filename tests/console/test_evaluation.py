@@ -14,7 +14,7 @@ def _figures(base: float) -> dict:
 
 def _run(project, base: float, *, modes=("lexical", "vector", "fused"), **fields) -> EvaluationRun:
     block = {"n": 3, **{mode: _figures(base) for mode in modes}}
-    metrics = {kind: block for kind in ("exact", "paraphrase", "temporal", "all")}
+    metrics = dict.fromkeys(("exact", "paraphrase", "temporal", "all"), block)
     return EvaluationRun.objects.create(
         project=project, started_by="user:ops", status="done", metrics=metrics, **fields
     )
