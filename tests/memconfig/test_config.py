@@ -3,31 +3,50 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.test import override_settings
+from django.utils import timezone
 
 from apps.core.errors import ApplicationError, Conflict
-from apps.memconfig.schema import SETTINGS, defaults_from_env
+from apps.memconfig.schema import BY_KEY, SETTINGS, defaults_from_env
 from apps.memconfig.selectors import config_effective, config_level_get
 from apps.memconfig.services import config_rollback, config_update
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def test_the_defaults_are_the_seeds_values():
-    defaults = defaults_from_env({})
+SEED_DEFAULTS = {
+    "recent_window": 20,
+    "short_term_limit": 10,
+    "semantic_recall_enabled": False,
+    "semantic_recall_top_k": 5,
+    "semantic_recall_range_before": 2,
+    "semantic_recall_range_after": 1,
+    "embedder_model": "",
+    "embedder_dimensions": 1536,
+    "observer_model": "google/gemini-2.5-flash",
+    "observer_message_tokens": 30_000,
+    "reflector_observation_tokens": 40_000,
+    "compaction_budget_tokens": 100_000,
+    "episodic_auto_inject": True,
+    "episodic_auto_inject_top_k": 12,
+    "episodic_dedupe_threshold": 0.86,
+    "episodic_max_entry_length": 1000,
+    "episodic_max_entries_per_turn": 3,
+    "episodic_approval_required": True,
+    "consolidation_interval_seconds": 300,
+}
 
-    assert defaults["recent_window"] == 20
-    assert defaults["semantic_recall_enabled"] is False
-    assert defaults["semantic_recall_top_k"] == 5
-    assert (defaults["semantic_recall_range_before"], defaults["semantic_recall_range_after"]) == (
-        2,
-        1,
-    )
-    assert defaults["observer_message_tokens"] == 30_000
-    assert defaults["reflector_observation_tokens"] == 40_000
-    assert defaults["episodic_auto_inject_top_k"] == 12
-    assert defaults["episodic_dedupe_threshold"] == 0.86
-    assert defaults["consolidation_interval_seconds"] == 300
-    assert defaults["short_term_limit"] == 10
+
+def test_every_setting_has_a_seed_default_in_the_table():
+    assert set(SEED_DEFAULTS) == {setting.key for setting in SETTINGS}
+
+
+@pytest.mark.parametrize("key, expected", SEED_DEFAULTS.items())
+def test_the_defaults_are_the_seeds_values(key, expected):
+    default = defaults_from_env({})[key]
+
+    assert BY_KEY[key].default == expected
+    assert default == expected
+    assert type(default) is type(expected)  # False is not 0, 20 is not 20.0
 
 
 def test_environment_variables_override_defaults_and_bad_ones_are_named():
@@ -72,6 +91,16 @@ def test_every_change_is_versioned_with_who_and_before_after(alice):
     assert [(v.version, v.changed_by) for v in history] == [(1, "ana"), (2, "ben")]
     assert history[1].before == {"recent_window": 30}
     assert history[1].after == {"recent_window": 50, "short_term_limit": 5}
+
+
+def test_a_version_records_when_the_change_was_made(alice):
+    before = timezone.now()
+    config_update(agent=alice.agent, changes={"recent_window": 30}, changed_by="ana")
+    after = timezone.now()
+
+    version = config_level_get(agent=alice.agent).versions.get()
+
+    assert before <= version.changed_at <= after
 
 
 def test_rollback_restores_earlier_values_as_a_new_version(alice):
