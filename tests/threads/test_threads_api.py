@@ -56,6 +56,29 @@ def test_it_lists_threads_newest_first_with_filters_and_cursor_pages(alice):
     assert {t["id"] for t in only_user_1["results"]} == {made[1]["id"], made[3]["id"]}
 
 
+@pytest.mark.parametrize(
+    "params, expected",
+    [
+        ({"channel": "telegram"}, ["tg-2", "tg-1"]),
+        ({"channel": "web"}, ["web-1"]),
+        ({"channel": ""}, ["none"]),  # an empty channel means threads made without one
+        ({"channel": "sms"}, []),
+        ({"channel": "telegram", "resource_id": "user-2"}, ["tg-2"]),
+    ],
+)
+def test_it_lists_only_the_threads_of_a_channel(alice, bob, params, expected):
+    alice.new_thread(channel="telegram", external_id="1", title="tg-1", resource_id="user-1")
+    alice.new_thread(channel="web", external_id="1", title="web-1")
+    alice.new_thread(title="none")
+    alice.new_thread(channel="telegram", external_id="2", title="tg-2", resource_id="user-2")
+    bob.new_thread(channel="telegram", external_id="1", title="bob's")
+
+    response = alice.get("/api/v1/threads", params)
+
+    assert response.status_code == 200
+    assert [t["title"] for t in response.json()["results"]] == expected
+
+
 def test_it_updates_title_and_metadata(alice):
     thread = alice.new_thread(title="old")
 
