@@ -127,9 +127,8 @@ class DocumentListApi(APIView):
         "existing document and `duplicate: true`.",
     )
     def post(self, request, kb_slug):
-        caller = principal(request)
-        kb = selectors.knowledge_base_get(project=caller.project, slug=kb_slug)
-        actor = f"agent:{caller.agent.slug}"
+        kb = selectors.knowledge_base_get(project=principal(request).project, slug=kb_slug)
+        actor = actor_name(request)  # as the audit log names it: agent:<project>/<agent>
         if request.content_type.startswith("multipart/"):
             data = self.DocumentFileSerializer(data=request.data)
             if getattr(request._request, "upload_too_large", False):
