@@ -30,3 +30,30 @@ def csrf_client(db):
         return client
 
     return login
+
+
+@pytest.fixture
+def console_objects(alice):
+    """One real object for each URL argument of the console, keyed by the argument's name."""
+    from apps.knowledge.services import document_from_text, knowledge_base_create
+    from apps.memconfig.services import config_update
+    from apps.tenancy.selectors import api_key_list
+
+    thread = alice.new_thread(title="t", resource_id="cust-1")
+    alice.append(thread["id"], {"role": "user", "content": "The VPN drops at 5pm."})
+    entry = alice.post(
+        "/api/v1/episodic",
+        {"content": "VPN drops daily at 5pm.", "resource_id": "cust-1", "source": "api"},
+    )
+    assert entry.status_code == 201, entry.content
+    kb = knowledge_base_create(project=alice.agent.project, slug="ops", name="Ops")
+    document = document_from_text(kb=kb, title="Runbook", text="Restart it.", actor="test")
+    config_update(project=alice.agent.project, changes={"recent_window": 30}, changed_by="test")
+    return {
+        "thread_id": thread["id"],
+        "kb_id": kb.id,
+        "document_id": document.document.id,
+        "entry_id": entry.json()["id"],
+        "key_id": api_key_list(agent=alice.agent).first().id,
+        "to_version": 1,
+    }
