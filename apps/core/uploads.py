@@ -1,4 +1,10 @@
-"""Stop reading an upload as soon as it passes the size limit, even without a Content-Length."""
+"""Stop reading an uploaded file as soon as it passes the size limit.
+
+An API request that declares a larger body is refused before any of it is read
+(ApiBodyLimitMiddleware); this bounds the bytes read where that check does not apply, as in
+the console's upload form. Django reads no body without a Content-Length, so a chunked upload
+never gets this far.
+"""
 
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
