@@ -25,36 +25,41 @@ class StrictSerializer(serializers.Serializer):
 
 # PostgreSQL's integer column; a larger value would fail in the database as a 500.
 INTEGER_MAX = 2_147_483_647
-# PostgreSQL's bigint column (and SQLite's integer).
-BIGINT_MAX = 9_223_372_036_854_775_807
 
 
 # What jsonb refuses in any string or key: NUL, and UTF-16 surrogates without their pair (a
 # paired \ud83d\ude00 reaches Python as one code point, so any surrogate left is lone).
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+# Deeper JSON runs Python's encoder out of stack (a 500) long before any real metadata needs it.
+JSON_MAX_DEPTH = 100
 
 
-def json_text_problem(value) -> str | None:
-    """Say what in a JSON value PostgreSQL's jsonb cannot store, or return None if it is fine.
+def json_problem(value) -> str | None:
+    """Say what in a JSON value the database cannot store, or return None if it can.
 
-    SQLite would store such text, so checking here keeps both backends alike.
+    PostgreSQL's jsonb refuses NUL and lone surrogates in keys and strings; SQLite would store
+    them, so checking here keeps both backends alike.
     """
-    pending = [("", value)]  # a stack, not recursion: JSON nests as deep as the parser allowed
+    pending = [("", value, 0)]  # a stack, not recursion, so depth cannot exhaust Python's stack
     while pending:
-        where, node = pending.pop()
+        where, node, depth = pending.pop()
+        if isinstance(node, (dict, list)) and depth == JSON_MAX_DEPTH:
+            return f"It nests more than {JSON_MAX_DEPTH} levels deep; flatten it"
         if isinstance(node, dict):
             for key, item in node.items():
                 problem = _text_problem(str(key))
                 if problem:
                     # repr() escapes the character, so the error itself stays encodable.
-                    return f"the key {str(key)!r} at {where or 'the top'} {problem}"
-                pending.append((f"{where}.{key}" if where else str(key), item))
+                    return f"The key {str(key)!r} at {where or 'the top'} {problem}"
+                pending.append((f"{where}.{key}" if where else str(key), item, depth + 1))
         elif isinstance(node, list):
-            pending.extend((f"{where}[{index}]", item) for index, item in enumerate(node))
+            pending.extend(
+                (f"{where}[{index}]", item, depth + 1) for index, item in enumerate(node)
+            )
         elif isinstance(node, str):
             problem = _text_problem(node)
             if problem:
-                return f"the text at {where or 'the top'} {problem}"
+                return f"The text at {where or 'the top'} {problem}"
     return None
 
 
@@ -63,22 +68,24 @@ def _text_problem(text: str) -> str | None:
     if found is None:
         return None
     if found.group() == "\x00":
-        return "contains the NUL character (\\u0000); remove it, or send binary data as base64"
-    return "contains a lone UTF-16 surrogate (\\ud800-\\udfff); send the full pair or remove it"
+        what, fix = "the NUL character (\\u0000)", "remove it, or send binary data as base64"
+    else:
+        what, fix = "a lone UTF-16 surrogate (\\ud800-\\udfff)", "send the full pair or remove it"
+    return f"contains {what}, which the database cannot store; {fix}"
 
 
-def validate_storable_json(value):
-    problem = json_text_problem(value)
+def _check_storable(value) -> None:
+    problem = json_problem(value)
     if problem:
-        raise serializers.ValidationError(f"Cannot be stored (the database refuses it): {problem}.")
+        raise serializers.ValidationError(f"{problem}.")
 
 
 class StorableJsonField(serializers.JSONField):
     """Any JSON value that PostgreSQL's jsonb can store."""
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.validators.append(validate_storable_json)
+    def to_internal_value(self, data):
+        _check_storable(data)  # first: JSONField's own check re-encodes the value
+        return super().to_internal_value(data)
 
 
 class JsonObjectField(serializers.DictField):
@@ -86,7 +93,11 @@ class JsonObjectField(serializers.DictField):
 
     def __init__(self, **kwargs):
         super().__init__(child=serializers.JSONField(), **kwargs)
-        self.validators.append(validate_storable_json)
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            _check_storable(data)  # first: each child JSONField re-encodes its value
+        return super().to_internal_value(data)
 
 
 class MetadataField(JsonObjectField):
