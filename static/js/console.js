@@ -1,5 +1,7 @@
-// Drag and drop for upload zones: dropped files go into the zone's file input. Delegated, so a
-// zone on a page that htmx loads (HX-Location after creating a knowledge base) works as well.
+// Drag and drop for upload zones: dropped files go into the zone's file input and are sent at
+// once, as people expect of a drop zone (requestSubmit still checks the size limit first).
+// Delegated, so a zone on a page that htmx loads (HX-Location after creating a knowledge base)
+// works as well.
 const dropzoneOf = (event) =>
   event.target instanceof Element ? event.target.closest("[data-dropzone]") : null;
 ["dragenter", "dragover"].forEach((name) =>
@@ -15,6 +17,7 @@ document.addEventListener("drop", (event) => {
   event.preventDefault();
   input.files = event.dataTransfer.files;
   input.dispatchEvent(new Event("change", { bubbles: true }));
+  if (input.files.length) input.form?.requestSubmit();
 });
 
 // Knowledge uploads: a file over data-max-bytes is refused before it is sent, and a form marked
