@@ -1,3 +1,5 @@
+import re
+
 from playwright.sync_api import expect
 
 from tests.conftest import make_actor
@@ -77,3 +79,29 @@ def test_long_threads_load_earlier_messages_on_demand(operator_login, page):
 
     expect(page.locator(".msg")).to_have_count(150)
     expect(page.locator("#m-1")).to_contain_text("message number 1")
+
+
+def test_a_link_into_a_long_thread_loads_later_messages_too(operator_login, page, shoot):
+    alice = make_actor("acme", "alice")
+    thread = alice.new_thread(title="Long")
+    alice.append(
+        thread["id"], *[{"role": "user", "content": f"message number {i}"} for i in range(1, 251)]
+    )
+
+    page.goto(f"{operator_login}/console/threads/{thread['id']}/?seq=120#m-120")
+    expect(page.locator(".msg")).to_have_count(100)
+    expect(page.locator("#m-120")).to_have_class(re.compile(r"\bhighlight\b"))
+    expect(page.locator("#m-120")).to_be_in_viewport()
+    expect(page.locator(".msg.highlight")).to_have_count(1)
+    shoot("highlighted")
+    page.click("text=Load later messages")
+
+    expect(page.locator(".msg")).to_have_count(181)
+    expect(page.locator("#m-250")).to_contain_text("message number 250")
+    expect(page.locator("text=Load later messages")).to_have_count(0)
+    page.click("text=Load earlier messages")
+    expect(page.locator(".msg")).to_have_count(250)
+    seqs = page.locator(".msg").evaluate_all(
+        "items => items.map((item) => Number(item.id.slice(2)))"
+    )
+    assert seqs == list(range(1, 251))
