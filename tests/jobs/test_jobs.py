@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
-from django.db import transaction
+from django.db import connections, transaction
 from django.utils import timezone
 
 from apps.jobs.models import Job, JobStatus
@@ -141,7 +141,10 @@ def test_a_job_is_claimed_by_exactly_one_of_many_workers(transactional_db):
 
     def claim(number):
         start.wait()
-        return job_claim(job_id=job.id, worker=f"w{number}")
+        try:
+            return job_claim(job_id=job.id, worker=f"w{number}")
+        finally:
+            connections.close_all()  # or the test database cannot be dropped afterwards
 
     with ThreadPoolExecutor(8) as pool:
         winners = [claimed for claimed in pool.map(claim, range(8)) if claimed is not None]

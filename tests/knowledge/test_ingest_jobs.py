@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
+from django.db import connections
 from django.utils import timezone
 
 from apps.jobs.models import Job
@@ -138,6 +139,8 @@ def test_the_same_ingest_job_delivered_to_two_workers_at_once_runs_once(transact
             run_job(str(job.id))
         except Exception as exc:  # pragma: no cover - reported by the assertion below
             errors.append(exc)
+        finally:
+            connections.close_all()  # this thread's own connections
 
     threads = [threading.Thread(target=deliver) for _ in range(2)]
     for thread in threads:
