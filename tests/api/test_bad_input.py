@@ -167,3 +167,15 @@ def test_it_refuses_text_fields_the_database_cannot_store(
 
     assert response.status_code == 400, response.content
     assert response.json()["error"]["message"].startswith(f"{field}: ")
+
+
+def test_a_body_nested_past_the_parsers_recursion_limit_is_a_400(alice, ids):
+    depth = 5000
+    body = '{"metadata": ' + "[" * depth + "]" * depth + "}"
+
+    response = alice.client.generic(
+        "PATCH", f"/api/v1/threads/{ids['thread']}", body, content_type="application/json"
+    )
+
+    assert response.status_code == 400, response.content
+    assert "nests too deeply" in response.json()["error"]["message"]

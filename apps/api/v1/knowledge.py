@@ -2,12 +2,11 @@
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.api.v1.common import StrictSerializer, actor_name, paginate, paginated, principal
-from apps.api.v1.parsers import PlainNameMultiPartParser
+from apps.api.v1.parsers import DepthSafeJSONParser, PlainNameMultiPartParser
 from apps.core.errors import PayloadTooLarge
 from apps.knowledge import selectors, services
 from apps.knowledge.models import DocumentStatus
@@ -84,7 +83,7 @@ class KnowledgeBaseListApi(APIView):
 
 
 class DocumentListApi(APIView):
-    parser_classes = [PlainNameMultiPartParser, JSONParser]
+    parser_classes = [PlainNameMultiPartParser, DepthSafeJSONParser]
 
     class DocumentTextSerializer(StrictSerializer):
         title = serializers.CharField(max_length=300)

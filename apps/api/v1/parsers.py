@@ -1,10 +1,10 @@
-"""A multipart parser that refuses file names with folders instead of silently cutting them."""
+"""API parsers: multipart that refuses file names with folders, JSON that refuses absurd depth."""
 
 from django.conf import settings
 from django.http.multipartparser import MultiPartParser as DjangoMultiPartParser
 from django.http.multipartparser import MultiPartParserError
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import DataAndFiles, MultiPartParser
+from rest_framework.parsers import DataAndFiles, JSONParser, MultiPartParser
 
 
 class _PlainNameParser(DjangoMultiPartParser):
@@ -28,3 +28,16 @@ class PlainNameMultiPartParser(MultiPartParser):
         except MultiPartParserError as exc:
             raise ParseError(f"Multipart form parse error - {exc}") from None
         return DataAndFiles(data, files)
+
+
+class DepthSafeJSONParser(JSONParser):
+    """A JSON parser that answers a body nested past Python's recursion limit with a 400."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            # json.loads recurses once per level; thousands of levels would otherwise be a 500.
+            raise ParseError(
+                "JSON parse error - the body nests too deeply; flatten it to at most 100 levels."
+            ) from None
