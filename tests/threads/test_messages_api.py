@@ -201,3 +201,36 @@ def test_it_rejects_bad_paging_parameters(alice, params):
 
     assert response.status_code == 400
     assert next(iter(params)) in response.json()["error"]["details"]
+
+
+@pytest.mark.parametrize(
+    "created_at", [None, datetime(2024, 5, 1, 12, 30, 15, 250000, tzinfo=UTC)], ids=["now", "set"]
+)
+def test_the_rendered_message_equals_its_schema_serializer(alice, created_at):
+    from apps.api.v1.messages import MessageSerializer, message_data
+    from apps.threads.models import Message
+
+    thread = alice.new_thread()
+    run = alice.post(f"/api/v1/threads/{thread['id']}/runs", {}).json()
+    fields = {
+        "role": "tool",
+        "kind": "tool_result",
+        "name": "lookup",
+        "actor": "tool-runner",
+        "content": "42 rows",
+        "payload": {"rows": [1, 2], "ok": True},
+        "metadata": {"source": "db"},
+        "idempotency_key": "k-1",
+        "run_id": run["id"],
+    }
+    if created_at:
+        fields["created_at"] = created_at.isoformat()
+    [stored] = alice.append(thread["id"], fields, {"role": "user", "content": "plain"})[:1]
+    message = Message.objects.get(pk=stored["id"])
+    plain = Message.objects.get(thread_id=thread["id"], seq=2)
+
+    for each in (message, plain):
+        assert message_data(each) == MessageSerializer(each).data
+    assert {key: value for key, value in stored.items() if key != "replayed"} == message_data(
+        message
+    )

@@ -34,6 +34,33 @@ class MessageSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+def message_data(message) -> dict:
+    """Return a message as MessageSerializer renders it, without its per-field machinery.
+
+    A batch of appends answers hundreds of messages; rendering them field object by field
+    object cost more than storing them. tests/threads/test_messages_api.py keeps the two equal.
+    """
+    created_at = message.created_at.isoformat()
+    return {
+        "id": str(message.id),
+        "thread_id": str(message.thread_id),
+        "seq": message.seq,
+        "role": message.role,
+        "kind": message.kind,
+        "actor": message.actor,
+        "name": message.name,
+        "content": message.content,
+        "payload": message.payload,
+        "metadata": message.metadata,
+        "token_count": message.token_count,
+        "run_id": str(message.run_id) if message.run_id else None,
+        "idempotency_key": message.idempotency_key,
+        "created_at": created_at.removesuffix("+00:00") + "Z"
+        if created_at.endswith("+00:00")
+        else created_at,
+    }
+
+
 class AppendedMessageSerializer(MessageSerializer):
     replayed = serializers.BooleanField(
         help_text="True when the idempotency key matched a message stored earlier."
@@ -106,9 +133,7 @@ class MessageListApi(APIView):
                 params.get("limit", str(settings.API_PAGE_SIZE)), maximum=settings.API_MAX_PAGE_SIZE
             ),
         )
-        return Response(
-            {"results": MessageSerializer(messages, many=True).data, "has_more": has_more}
-        )
+        return Response({"results": [message_data(m) for m in messages], "has_more": has_more})
 
     @extend_schema(
         operation_id="messages_append",
@@ -126,10 +151,7 @@ class MessageListApi(APIView):
             thread_id=thread_id,
             items=[services.MessageInput(**item) for item in data.validated_data["messages"]],
         )
-        # One list serializer for the batch: a serializer per message costs more than the insert.
-        body = MessageSerializer([result.message for result in appended], many=True).data
-        for item, result in zip(body, appended, strict=True):
-            item["replayed"] = result.replayed
+        body = [{**message_data(r.message), "replayed": r.replayed} for r in appended]
         stored_any = any(not result.replayed for result in appended)
         return Response(
             {"messages": body},
