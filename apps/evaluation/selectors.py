@@ -18,14 +18,31 @@ def evaluation_get(*, run_id) -> EvaluationRun | None:
         return None
 
 
+SIGNAL_ORDER = ("lexical", "vector", "fused")
+
+
+def _modes(block: dict) -> list[str]:
+    """The modes of a metrics block in a fixed order: PostgreSQL's jsonb does not keep key order.
+
+    Modes of the default weights come first, then each other weight group ("fused no-recency"),
+    lexical, vector and fused within each.
+    """
+
+    def key(mode: str):
+        signal, _, group = mode.partition(" ")
+        rank = SIGNAL_ORDER.index(signal) if signal in SIGNAL_ORDER else len(SIGNAL_ORDER)
+        return (group != "", group, rank, mode)
+
+    return sorted((mode for mode in block if mode != "n"), key=key)
+
+
 def evaluation_rows(run: EvaluationRun) -> list[dict]:
     """Return one row per question type and mode: {type, n, mode, metric values in order}."""
     rows = []
     for kind in TYPES_ORDER:
         block = run.metrics.get(kind, {})
-        for mode, figures in block.items():
-            if mode == "n":
-                continue
+        for mode in _modes(block):
+            figures = block[mode]
             rows.append(
                 {
                     "type": kind,
@@ -50,9 +67,9 @@ def evaluation_chart(run: EvaluationRun) -> dict:
     "height", "view_box"}; each mode's bars form a group, with its name under the group.
     """
     bars, labels, x = [], [], MARGIN
-    for mode, figures in run.metrics.get("all", {}).items():
-        if mode == "n":
-            continue
+    block = run.metrics.get("all", {})
+    for mode in _modes(block):
+        figures = block[mode]
         labels.append({"x": x, "mode": mode})
         group_start = x
         for metric in CHART_METRICS:
