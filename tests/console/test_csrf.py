@@ -4,7 +4,6 @@ The URLs come from the console's URLconf, so a new view is covered as soon as it
 """
 
 import pytest
-from django.contrib.auth.models import User
 from django.test import Client
 
 from tests.console.urlconf import console_url, pattern_names
@@ -13,11 +12,8 @@ ALL = pattern_names(public=True)
 
 
 @pytest.fixture
-def browser(db):
-    """A client that checks CSRF like a browser session, logged in as a superuser."""
-    client = Client(enforce_csrf_checks=True)
-    client.force_login(User.objects.create_superuser(username="root", password="pw"))
-    return client
+def browser_session(csrf_client):
+    return csrf_client()
 
 
 def _token(client: Client) -> str:
@@ -26,11 +22,11 @@ def _token(client: Client) -> str:
 
 
 @pytest.mark.parametrize("name", ALL)
-def test_a_post_without_the_csrf_token_is_refused(browser, console_objects, name):
+def test_a_post_without_the_csrf_token_is_refused(browser_session, console_objects, name):
     url = console_url(name, console_objects)
 
-    refused = browser.post(url, {"q": "x"})
-    refused_htmx = browser.post(url, {"q": "x"}, HTTP_HX_REQUEST="true")
+    refused = browser_session.post(url, {"q": "x"})
+    refused_htmx = browser_session.post(url, {"q": "x"}, HTTP_HX_REQUEST="true")
 
     assert refused.status_code == 403, url
     assert b"CSRF verification failed" in refused.content, url
@@ -38,10 +34,12 @@ def test_a_post_without_the_csrf_token_is_refused(browser, console_objects, name
 
 
 @pytest.mark.parametrize("name", ALL)
-def test_the_same_post_with_the_token_gets_past_the_csrf_check(browser, console_objects, name):
+def test_the_same_post_with_the_token_gets_past_the_csrf_check(
+    browser_session, console_objects, name
+):
     """Shows the 403 above comes from the CSRF check, not from the view."""
     url = console_url(name, console_objects)
 
-    response = browser.post(url, {"q": "x"}, HTTP_X_CSRFTOKEN=_token(browser))
+    response = browser_session.post(url, {"q": "x"}, HTTP_X_CSRFTOKEN=_token(browser_session))
 
     assert response.status_code != 403, (url, response.content[:300])
