@@ -17,11 +17,9 @@ def job_handler(kind: str):
 
 
 def job_failure_handler(kind: str):
-    """Register the decorated function(job, error) to run once a job of this kind has failed.
-
-    It runs after the last attempt, whether the handler raised or its worker stopped, so the
-    kind can record the failure on its own rows (a document shows why it failed).
-    """
+    """Register the decorated function(job, error) to run once a job of this kind has failed."""
+    # It runs after the last attempt, whether the handler raised or its worker stopped, so the
+    # kind can record the failure on its own rows (a document shows why it failed).
 
     def register(function: Callable) -> Callable:
         _FAILURE_HANDLERS[kind] = function

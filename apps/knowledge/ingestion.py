@@ -105,11 +105,9 @@ def _progress(document: Document, percent: int) -> None:
 
 
 def _fail(document_id, error: str, *, statuses=_UNFINISHED) -> None:
-    """Mark the document failed and drop its chunks, search items and vectors.
-
-    A failed re-index drops them too: chunks of an older version would otherwise wait hidden
-    forever, counted in chunk_count but found by no search.
-    """
+    """Mark the document failed and drop its chunks, search items and vectors."""
+    # A failed re-index drops them too: the older version's chunks would otherwise wait hidden
+    # forever, counted in chunk_count but found by no search.
     with transaction.atomic():
         locked = Document.objects.select_for_update().filter(pk=document_id, status__in=statuses)
         if locked.values_list("pk", flat=True).first() is None:
