@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from apps.search.fusion import FusionWeights
 from apps.search.scope import Scope
-from apps.search.selectors import default_weights, query_vector, search
+from apps.search.selectors import default_weights, query_embed, search
 from apps.tenancy.models import Agent, Project
 from apps.tenancy.services import agent_get_or_create
 from apps.threads.services import MessageInput, thread_append_messages, thread_resolve_or_create
@@ -153,11 +153,21 @@ def ndcg(ranked: list[str], grades: dict[str, int]) -> float:
     return dcg / best if best else 0.0
 
 
+class EmbedderUnavailable(Exception):
+    """The project's embedder failed during an evaluation, so its figures would be wrong."""
+
+
 def evaluate(loaded: Loaded, questions: list[dict], modes: list[Mode], progress=None) -> list:
     """Return each question's metrics and top results under every mode."""
     rows = []
     for number, question in enumerate(questions, start=1):
-        vector = query_vector(project_id=loaded.project.id, query=question["question"])
+        embedded = query_embed(project_id=loaded.project.id, query=question["question"])
+        if embedded.failed:
+            # Search would fall back to words alone; figures labelled "vector" would mislead.
+            raise EmbedderUnavailable(
+                f"the embedder could not embed question {question['id']}; see the server log"
+            )
+        vector = embedded.vector
         grades = grades_of(question)
         row = {"id": question["id"], "type": question["type"], "modes": {}}
         for mode in modes:

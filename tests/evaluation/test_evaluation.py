@@ -105,3 +105,30 @@ def test_a_broken_set_fails_the_run_with_its_reason(alice, settings, tmp_path):
     assert run.status == "failed"
     assert "missing.json" in run.error
     assert list(Project.objects.values_list("slug", flat=True)) == ["acme"]
+
+
+def test_evaluation_stops_rather_than_report_vector_figures_without_vectors(alice, settings):
+    from apps.evaluation import retrieval
+    from apps.providers.fake_openai import FakeOpenAIServer
+    from apps.search.vectors import vectors_sync
+
+    settings.OPENAI_MAX_RETRIES = 0
+    settings.OPENAI_API_KEY = "test-key"
+    project = alice.agent.project
+    config_update(
+        project=project,
+        changes={"embedder_model": "text-embedding-3-small", "embedder_dimensions": 64},
+        changed_by="t",
+    )
+    with FakeOpenAIServer() as fake:
+        settings.OPENAI_BASE_URL = fake.base_url
+        loaded = retrieval.load_conversations(
+            TINY_SET, retrieval.time_shifts(TINY_SET, True), project=project
+        )
+        vectors_sync(project_id=project.id)
+        modes = retrieval.standard_modes()
+        assert retrieval.evaluate(loaded, TINY_SET["questions"], modes)  # healthy: figures
+
+        fake.fail_next(10, status=500)
+        with pytest.raises(retrieval.EmbedderUnavailable, match="question q1"):
+            retrieval.evaluate(loaded, TINY_SET["questions"], modes)
