@@ -1,6 +1,7 @@
 """Shared by the benchmarks: a fresh installation on either backend, gunicorn, small helpers.
 
-Not a benchmark itself; bench/ingest.py and bench/search.py import it (run them as scripts).
+Not a benchmark itself; bench/ingest.py, bench/search.py, bench/ingest_documents.py and
+bench/retrieval.py import it (run them as scripts).
 """
 
 import math
@@ -42,9 +43,11 @@ def log(text: str) -> None:
 
 
 @contextmanager
-def backend_environment(backend: str, pg_database: str) -> Iterator[dict[str, str]]:
+def backend_environment(
+    backend: str, pg_database: str, *, prefix: str = "mc-bench-"
+) -> Iterator[dict[str, str]]:
     """Yield the server's environment on a fresh, empty database; remove it all afterwards."""
-    with tempfile.TemporaryDirectory(prefix="mc-bench-") as data_dir:
+    with tempfile.TemporaryDirectory(prefix=prefix) as data_dir:
         env = {**os.environ, "DATA_DIR": data_dir, "SECRET_KEY": "bench-only-secret-key"}
         env.pop("CELERY_BROKER_URL", None)
         if backend == "sqlite":
@@ -89,44 +92,77 @@ def create_agent(env: dict[str, str], project: str, agent: str) -> str:
 
 
 @contextmanager
-def gunicorn(env: dict[str, str], port: int) -> Iterator[str]:
+def gunicorn(
+    env: dict[str, str],
+    port: int,
+    *,
+    request_timeout: float = 2,
+    retry_on: tuple[type[Exception], ...] = (requests.ConnectionError, requests.Timeout),
+    kill_lingering: bool = False,
+) -> Iterator[str]:
     """Run gunicorn on the port, yield its base URL once healthy, then stop it."""
-    log_path = Path(env["DATA_DIR"]) / "gunicorn.log"
+    # request_timeout and retry_on go to wait_healthy, kill_lingering to background.
     command = [str(VENV_BIN / "gunicorn"), "memory_console.wsgi", "--bind", f"127.0.0.1:{port}"]
     command += ["--workers", "2", "--threads", "4"]
-    with log_path.open("w") as log_file:
-        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log_file, stderr=log_file)
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(base_url, server, log_path)
+    with background(command, env, "gunicorn", kill_lingering=kill_lingering) as (server, log_path):
+        base_url = f"http://127.0.0.1:{port}"
+        wait_healthy(base_url, server, log_path, request_timeout=request_timeout, retry_on=retry_on)
         yield base_url
+
+
+@contextmanager
+def background(
+    command: list[str], env: dict[str, str], name: str, *, kill_lingering: bool = False
+) -> Iterator[tuple[subprocess.Popen, Path]]:
+    """Start a process logging to DATA_DIR/<name>.log; SIGTERM it on exit."""
+    # If it has not exited 30 s later: SIGKILL it when kill_lingering, else raise TimeoutExpired.
+    log_path = Path(env["DATA_DIR"]) / f"{name}.log"
+    with log_path.open("w") as log_file:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log_file, stderr=log_file)
+    try:
+        yield process, log_path
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            if not kill_lingering:
+                raise
+            process.kill()
+            process.wait()
 
 
-def wait_healthy(base_url: str, server: subprocess.Popen, log_path: Path) -> None:
+def wait_healthy(
+    base_url: str,
+    server: subprocess.Popen,
+    log_path: Path,
+    *,
+    request_timeout: float = 2,
+    retry_on: tuple[type[Exception], ...] = (requests.ConnectionError, requests.Timeout),
+) -> None:
     """Return when GET /healthz answers 200; fail if the server exits or 30 s pass."""
+    # A request that raises one of retry_on (a timeout after request_timeout s) is tried again.
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if server.poll() is not None:
             raise RuntimeError(f"gunicorn exited:\n{log_path.read_text()[-2000:]}")
         try:
-            if requests.get(f"{base_url}/healthz", timeout=2).status_code == 200:
+            if requests.get(f"{base_url}/healthz", timeout=request_timeout).status_code == 200:
                 return
-        except (requests.ConnectionError, requests.Timeout):
+        except retry_on:
             pass  # not listening yet, or the workers are still starting
         time.sleep(0.2)
     raise RuntimeError(f"gunicorn not healthy after 30 s:\n{log_path.read_text()[-2000:]}")
 
 
-def expect_status(response: requests.Response, status: int) -> None:
-    """Fail loudly unless the server answered with the status."""
-    if response.status_code != status:
+def expect_status(response: requests.Response, *statuses: int) -> requests.Response:
+    """Return the response; fail loudly unless the server answered with one of the statuses."""
+    if response.status_code not in statuses:
         raise RuntimeError(
             f"{response.request.method} {response.url}: {response.status_code} "
             f"{response.text[:500]}"
         )
+    return response
 
 
 def percentile(values: list[float], pct: float) -> float:

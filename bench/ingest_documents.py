@@ -48,11 +48,9 @@ import argparse
 import os
 import pstats
 import random
-import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -65,13 +63,25 @@ from pathlib import Path
 import psycopg
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/ is not a package
+from common import (
+    ROOT,
+    Api,
+    backend_environment,
+    background,
+    create_agent,
+    expect_status,
+    gunicorn,
+    log,
+    manage,
+    verdict,
+)
+
 sys.path.insert(0, str(ROOT))  # run as a script: tests/ and apps/ are importable from the root
 
-from apps.providers.fake_openai import FakeOpenAIServer  # noqa: E402
-from tests.pdfs import make_pdf, page_text  # noqa: E402
+from apps.providers.fake_openai import FakeOpenAIServer
+from tests.pdfs import make_pdf, page_text
 
-PG_SERVER = "postgres://postgres@127.0.0.1:5432"
 PG_DATABASE = "memory_console_bench_docs"
 PROJECT = "bench"
 KB_SLUG = "bench-docs"
@@ -80,71 +90,22 @@ POLL_SECONDS = 0.05
 TARGET_PDF_SECONDS = 30.0
 TARGET_WORKER_MB = 300.0
 STAGES = {5: "picked up", 50: "text read", 70: "chunked", 100: "ready"}
+# gunicorn as the other benchmarks run it, but patient with a start slowed by the load of the run
+# (a 5 s request timeout, any request error tried again) and SIGKILLed if it lingers on exit.
+serve = partial(
+    gunicorn, request_timeout=5, retry_on=(requests.RequestException,), kill_lingering=True
+)
 
 
-# --- A fresh installation (the approach of bench/ingest.py, kept standalone) -------------------
-
-
-def log(text: str) -> None:
-    """Print a progress line to stderr, keeping stdout for the figures."""
-    print(f"[bench] {text}", file=sys.stderr, flush=True)
-
-
-@contextmanager
-def backend_environment(backend: str) -> Iterator[dict[str, str]]:
-    """Yield the processes' environment on a fresh, empty database; remove it all afterwards."""
-    with tempfile.TemporaryDirectory(prefix="mc-bench-docs-") as data_dir:
-        env = {**os.environ, "DATA_DIR": data_dir, "SECRET_KEY": "bench-only-secret-key"}
-        env.pop("CELERY_BROKER_URL", None)
-        env.pop("DATABASE_URL", None)
-        if backend == "sqlite":
-            yield env
-            return
-        with postgres_database(PG_DATABASE):
-            yield {**env, "DATABASE_URL": f"{PG_SERVER}/{PG_DATABASE}"}
-
-
-@contextmanager
-def postgres_database(name: str) -> Iterator[None]:
-    """Create the database afresh and drop it on exit."""
-    drop = f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-    with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as conn:
-        conn.execute(drop)
-        conn.execute(f"CREATE DATABASE {name}")
-    try:
-        yield
-    finally:
-        with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as conn:
-            conn.execute(drop)
-
-
-def manage(env: dict[str, str], *args: str) -> str:
-    """Run a manage.py command in the environment and return its stdout."""
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stderr}")
-    return done.stdout
+# --- A fresh installation (bench/common.py): the embedder's config and the worker --------------
 
 
 def install(env: dict[str, str]) -> str:
     """Migrate, create the agent, configure the project's embedder; return the API key."""
     manage(env, "migrate", "--noinput")
-    key = manage(env, "create_agent", "--project", PROJECT, "--agent", "bench").splitlines()[-1]
+    key = create_agent(env, PROJECT, "bench")
     manage(env, "memory_config", "--project", PROJECT, *[f"--set={pair}" for pair in EMBEDDER])
     return key.strip()
-
-
-@contextmanager
-def gunicorn(env: dict[str, str], port: int) -> Iterator[str]:
-    """Run gunicorn on the port, yield its base URL once healthy, then stop it."""
-    command = [str(Path(sys.executable).parent / "gunicorn"), "memory_console.wsgi"]
-    command += ["--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4"]
-    with background(command, env, "gunicorn") as (server, log_path):
-        base_url = f"http://127.0.0.1:{port}"
-        wait_healthy(base_url, server, log_path)
-        yield base_url
 
 
 @contextmanager
@@ -153,7 +114,8 @@ def run_worker(env: dict[str, str], profile: str = "") -> Iterator[subprocess.Po
     command = [sys.executable, "manage.py", "run_worker", "--poll", "0.2"]
     if profile:  # run_worker leaves its loop on SIGTERM, so cProfile writes the file at exit
         command[1:1] = ["-m", "cProfile", "-o", profile]
-    with background(command, {**env, "PYTHONUNBUFFERED": "1"}, "worker") as (worker, log_path):
+    worker_env = {**env, "PYTHONUNBUFFERED": "1"}
+    with background(command, worker_env, "worker", kill_lingering=True) as (worker, log_path):
         wait_polling(worker, log_path)
         yield worker
 
@@ -165,64 +127,6 @@ def wait_polling(worker: subprocess.Popen, log_path: Path) -> None:
         if worker.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"the worker did not start:\n{log_path.read_text()[-2000:]}")
         time.sleep(0.1)
-
-
-@contextmanager
-def background(
-    command: list[str], env: dict[str, str], name: str
-) -> Iterator[tuple[subprocess.Popen, Path]]:
-    """Start a process logging to DATA_DIR/<name>.log; SIGTERM it on exit, SIGKILL if it lingers."""
-    log_path = Path(env["DATA_DIR"]) / f"{name}.log"
-    with log_path.open("w") as log_file:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log_file, stderr=log_file)
-    try:
-        yield process, log_path
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def wait_healthy(base_url: str, server: subprocess.Popen, log_path: Path) -> None:
-    """Return when GET /healthz answers 200; fail if the server exits or 30 s pass."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"gunicorn exited:\n{log_path.read_text()[-2000:]}")
-        try:
-            if requests.get(f"{base_url}/healthz", timeout=5).status_code == 200:
-                return
-        except requests.RequestException:  # not listening yet, or slow to start under load
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"gunicorn not healthy after 30 s:\n{log_path.read_text()[-2000:]}")
-
-
-@dataclass(frozen=True)
-class Api:
-    """Where the server listens and the API key to call it with."""
-
-    base_url: str
-    key: str
-
-    def session(self) -> requests.Session:
-        """Return a keep-alive session that sends the API key."""
-        session = requests.Session()
-        session.headers["Authorization"] = f"Bearer {self.key}"
-        return session
-
-
-def expect_status(response: requests.Response, *statuses: int) -> dict:
-    """Return the JSON body; fail loudly unless the server answered with one of the statuses."""
-    if response.status_code not in statuses:
-        raise RuntimeError(
-            f"{response.request.method} {response.url}: {response.status_code} "
-            f"{response.text[:500]}"
-        )
-    return response.json()
 
 
 # --- Reading the database directly (counts only) -----------------------------------------------
@@ -543,7 +447,7 @@ def upload(session: requests.Session, api: Api, name: str, content: bytes, mime:
         f"{api.base_url}/api/v1/knowledge-bases/{KB_SLUG}/documents",
         files={"file": (name, content, mime)},
     )
-    return expect_status(response, 202)
+    return expect_status(response, 202).json()
 
 
 def create_knowledge_base(api: Api) -> None:
@@ -554,7 +458,8 @@ def create_knowledge_base(api: Api) -> None:
 
 def read_document(session: requests.Session, document_id: str, *, api: Api) -> dict:
     """Return the document as GET /api/v1/documents/{id} answers it."""
-    return expect_status(session.get(f"{api.base_url}/api/v1/documents/{document_id}"), 200)
+    response = session.get(f"{api.base_url}/api/v1/documents/{document_id}")
+    return expect_status(response, 200).json()
 
 
 def time_pdf(api: Api, database: Database, pages: int, timeout: float) -> PdfFigures:
@@ -633,12 +538,15 @@ def in_parallel(api: Api, clients: int, function: Callable, items) -> list:
 def run_backend(backend: str, args: argparse.Namespace) -> Figures:
     """Set up a fresh installation on the backend, serve it, run the worker and measure it."""
     started = time.perf_counter()
-    with TimedFakeOpenAI() as fake, backend_environment(backend) as env:
+    with (
+        TimedFakeOpenAI() as fake,
+        backend_environment(backend, PG_DATABASE, prefix="mc-bench-docs-") as env,
+    ):
         env.update(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="bench")
         log(f"{backend}: fresh database, migrate, create_agent, memory_config")
         key = install(env)
         worker_profile = f"{args.profile_worker}.{backend}" if args.profile_worker else ""
-        with gunicorn(env, args.port) as base_url, run_worker(env, worker_profile) as worker:
+        with serve(env, args.port) as base_url, run_worker(env, worker_profile) as worker:
             api = Api(base_url, key)
             create_knowledge_base(api)
             database = Database(env)
@@ -666,11 +574,6 @@ def run_backend(backend: str, args: argparse.Namespace) -> Figures:
 # --- The report -----------------------------------------------------------------------------------
 
 
-def mark(ok: bool) -> str:
-    """Return the mark printed beside a figure for its target."""
-    return "ok" if ok else "MISSED"
-
-
 def rows(figures: Figures) -> list[tuple[str, str, str]]:
     """Return (label, target, value) rows of one backend's figures."""
     pdf, md, memory = figures.pdf, figures.markdown, figures.memory
@@ -682,7 +585,7 @@ def rows(figures: Figures) -> list[tuple[str, str, str]]:
     return [
         (f"PDF {pdf.pages} pages: upload request", "", f"{pdf.upload:.2f} s"),
         ("  upload -> ready", f"<= {TARGET_PDF_SECONDS:.0f} s",
-         f"{pdf.ready:.2f} s [{mark(pdf.ready <= TARGET_PDF_SECONDS)}]"),
+         f"{pdf.ready:.2f} s [{verdict(pdf.ready <= TARGET_PDF_SECONDS)}]"),
         ("  picked up / text read / chunked / ready", "", f"{stages} s"),
         ("  pages/s (to ready)", "", f"{pdf.pages / pdf.ready:,.1f}"),
         ("  chunks, chunks/s (to ready)", "", f"{pdf.chunks}, {pdf.chunks / pdf.ready:,.1f}"),
@@ -697,14 +600,14 @@ def rows(figures: Figures) -> list[tuple[str, str, str]]:
         ("  worker CPU until embedded", "",
          f"{md_use.worker_cpu:.1f} s ({md_use.worker_cpu / md.embedded:.0%} of a core)"),
         ("  embedder requests, time answering", "", embedder(md_use)),
-        ("  failed documents", "0", f"{md.failed} [{mark(md.failed == 0)}]"),
+        ("  failed documents", "0", f"{md.failed} [{verdict(md.failed == 0)}]"),
         ("  search.vectors jobs run (whole run)", "", f"{md.vector_jobs}"),
         ("Worker peak RSS (sampled / VmHWM)", "",
          f"{memory.worker / mb:.0f} / {memory.worker_hwm / mb:.0f} MB"),
         ("Children peak RSS / PSS (PDF reader)", "",
          f"{memory.children / mb:.0f} / {memory.children_pss / mb:.0f} MB"),
         ("Worker + children peak RSS sum", f"<= {TARGET_WORKER_MB:.0f} MB",
-         f"{memory.total / mb:.0f} MB [{mark(memory.total / mb <= TARGET_WORKER_MB)}]"),
+         f"{memory.total / mb:.0f} MB [{verdict(memory.total / mb <= TARGET_WORKER_MB)}]"),
         ("Worker + children peak PSS sum", "", f"{memory.total_pss / mb:.0f} MB"),
         ("Memory samples, wall time of the backend", "",
          f"{memory.samples}, {figures.seconds:.0f} s"),
