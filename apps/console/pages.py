@@ -11,6 +11,13 @@ def paginate(request, queryset, per_page: int = PAGE_SIZE):
     return Paginator(queryset, per_page).get_page(request.GET.get("page"))
 
 
+def query_without_page(request) -> str:
+    """Return the request's query string without ?page=, for the pagination links to carry."""
+    params = request.GET.copy()
+    params.pop("page", None)
+    return params.urlencode()
+
+
 def render_page_or_fragment(request, template: str, fragment: str, context: dict, **kwargs):
     """Render the whole page, or only its fragment when htmx asks for that fragment's DOM id.
 

@@ -7,7 +7,7 @@ from django.shortcuts import render
 from django.urls import path, resolve, reverse
 from django.utils import timezone
 
-from apps.console.pages import paginate
+from apps.console.pages import paginate, query_without_page
 from apps.console.roles import ADMIN, CURATOR, OPERATOR, ROLES, role_required, user_roles
 from apps.episodic.selectors import entry_counts
 from apps.jobs.models import JobStatus
@@ -107,14 +107,13 @@ def jobs(request):
     return render(
         request,
         "console/jobs.html",
-        {"page": page, "status": status, "statuses": JobStatus.values, "query": _query(request)},
+        {
+            "page": page,
+            "status": status,
+            "statuses": JobStatus.values,
+            "query": query_without_page(request),
+        },
     )
-
-
-def _query(request) -> str:
-    params = request.GET.copy()
-    params.pop("page", None)
-    return params.urlencode()
 
 
 urlpatterns = [

@@ -9,7 +9,7 @@ from django.template.defaultfilters import filesizeformat, pluralize
 from django.urls import path
 from django.views.decorators.http import require_http_methods, require_POST
 
-from apps.console.pages import paginate, render_page_or_fragment
+from apps.console.pages import paginate, query_without_page, render_page_or_fragment
 from apps.console.roles import CURATOR, actor, role_required
 from apps.core.errors import ApplicationError, Conflict, NotFound
 from apps.knowledge.models import DocumentStatus
@@ -88,7 +88,7 @@ def knowledge(request):
         "status": status,
         "form": form,
         "page": paginate(request, kbs),
-        "query": _query(request),
+        "query": query_without_page(request),
     }
     return render_page_or_fragment(
         request, "console/knowledge/index.html", "knowledge-base-list", context
@@ -186,7 +186,7 @@ def document_detail(request, document_id):
     context = {
         "document": doc,
         "page": chunks,
-        "query": _query(request),
+        "query": query_without_page(request),
         "polling": doc.status in IN_PROGRESS,
     }
     return render_page_or_fragment(
@@ -236,7 +236,7 @@ def _document_page(request, kb) -> dict:
     return {
         "status": status,
         "page": page,
-        "query": _query(request),
+        "query": query_without_page(request),
         "counts": knowledge_base_status_counts(kb=kb),
         "polling": any(doc.status in IN_PROGRESS for doc in page),
     }
@@ -254,12 +254,6 @@ def _reason(exc: ApplicationError) -> str:
     """The service's message without the API field prefix ("file: ", "text: ")."""
     message = exc.message.removeprefix("file: ").removeprefix("text: ")
     return message[:1].upper() + message[1:]
-
-
-def _query(request) -> str:
-    params = request.GET.copy()
-    params.pop("page", None)
-    return params.urlencode()
 
 
 urlpatterns = [
