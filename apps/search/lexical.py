@@ -64,13 +64,28 @@ def _quoted(term: str) -> str:
 
 
 def _sqlite(where, params, terms, limit):
-    sql = f"""
-        SELECT si.id, bm25(search_item_fts) AS score
-        FROM search_item_fts JOIN search_searchitem si ON si.id = search_item_fts.rowid
-        WHERE search_item_fts MATCH %s AND {where}
-        ORDER BY score, si.id DESC LIMIT %s
+    """Rank the scope's matches by bm25(), reading only the scope's span of the FTS5 index.
+
+    FTS5 cannot filter by scope inside its index, so a common word would have every match in
+    the table scored before the join drops other scopes' rows. A rowid range is a filter FTS5
+    applies inside its doclists; the scope's lowest and highest item ids bound that range, so a
+    thread or a small tenant reads little more than its own matches. bm25() keeps its
+    table-wide statistics either way.
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, [fts5_match(terms), *params, limit])
+        cursor.execute(
+            f"SELECT MIN(si.id), MAX(si.id) FROM search_searchitem si WHERE {where}", params
+        )
+        low, high = cursor.fetchone()
+        if low is None:
+            return []
+        sql = f"""
+            SELECT si.id, bm25(search_item_fts) AS score
+            FROM search_item_fts JOIN search_searchitem si ON si.id = search_item_fts.rowid
+            WHERE search_item_fts MATCH %s AND search_item_fts.rowid BETWEEN %s AND %s
+                AND {where}
+            ORDER BY score, si.id DESC LIMIT %s
+        """
+        cursor.execute(sql, [fts5_match(terms), low, high, *params, limit])
         # bm25() is lower-is-better; negate so every signal reads higher-is-better.
         return [(row[0], -float(row[1])) for row in cursor.fetchall()]
