@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from apps.search.fields import vector_literal
-from apps.search.scope import Scope
+from apps.search.scope import Scope, db_uuid
 
 # pgvector cannot build an HNSW index over more dimensions than this.
 HNSW_MAX_DIMS = 2000
@@ -24,7 +24,7 @@ def vector_candidates(
     params = [model, *params]
     if connection.vendor == "postgresql":
         return _postgres(where, params, dims, query, limit)
-    return _sqlite(where, params, query, limit)
+    return _sqlite(scope, where, params, query, limit)
 
 
 def _postgres(where, params, dims, query, limit):
@@ -64,6 +64,27 @@ def _scope_size(cursor, where, params) -> int:
     return cursor.fetchone()[0]
 
 
+def _sqlite_stamp(cursor, scope: Scope, where: str, params: list) -> tuple:
+    """Return what changes whenever the scope's vectors may have changed.
+
+    Migration 0003 keeps a counter per (project, kind) with triggers; reading it is one row,
+    where summarising the scope's rows would read every vector in it. Without a project (an
+    operator searching everything) the rows are summarised after all.
+    """
+    if scope.project_id is None:
+        cursor.execute(
+            f"SELECT count(*), max(e.id), total(e.id) FROM search_itemembedding e WHERE {where}",
+            params,
+        )
+        return tuple(cursor.fetchone())
+    cursor.execute(
+        "SELECT version FROM search_vector_stamp WHERE project_id = %s AND kind = %s",
+        [db_uuid(scope.project_id), scope.kind],
+    )
+    row = cursor.fetchone()
+    return ("version", row[0] if row else 0)
+
+
 class _Matrix:
     def __init__(self, stamp, ids, vectors):
         self.stamp, self.ids, self.vectors = stamp, ids, vectors
@@ -76,15 +97,9 @@ _cache_lock = threading.Lock()
 _CACHE_SCOPES = 32
 
 
-def _sqlite(where, params, query, limit):
+def _sqlite(scope, where, params, query, limit):
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT count(*), max(e.id), total(e.id) FROM search_itemembedding e WHERE {where}",
-            params,
-        )
-        stamp = tuple(cursor.fetchone())
-        if stamp[0] == 0:
-            return []
+        stamp = _sqlite_stamp(cursor, scope, where, params)
         key = (connection.settings_dict["NAME"], where, tuple(params))
         with _cache_lock:
             matrix = _cache.get(key)
@@ -95,12 +110,14 @@ def _sqlite(where, params, query, limit):
             rows = cursor.fetchall()
             ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
             vectors = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
-            matrix = _Matrix(stamp, ids, vectors.reshape(len(rows), -1))
+            matrix = _Matrix(stamp, ids, vectors.reshape(len(rows), -1) if rows else vectors)
             with _cache_lock:
                 _cache[key] = matrix
                 _cache.move_to_end(key)
                 while len(_cache) > _CACHE_SCOPES:
                     _cache.popitem(last=False)
+    if not len(matrix.ids):
+        return []
     similarities = matrix.vectors @ np.asarray(query, dtype=np.float32)
     count = min(limit, len(similarities))
     top = np.argpartition(-similarities, count - 1)[:count]

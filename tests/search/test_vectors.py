@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 from django.db import connection
+from django.db.models import Q
 
 from apps.jobs.models import Job
 from apps.jobs.services import job_run_pending
@@ -159,3 +160,39 @@ def _bulk_vectors(vectors, owners, agents, dims) -> list[int]:
         batch_size=5000,
     )
     return [item.id for item in items]
+
+
+def test_a_scopes_cached_vectors_follow_every_change_to_them(alice, use_embedder):
+    from apps.search.indexing import index_set_visible
+    from apps.search.selectors import query_vector
+
+    thread = alice.new_thread()
+    first, second = alice.append(
+        thread["id"],
+        {"role": "user", "content": "the harbour crane lifts containers"},
+        {"role": "user", "content": "the harbour crane was repaired"},
+    )
+    use_embedder(alice)()
+    project_id = alice.agent.project_id
+    scope = Scope(kind="message", project_id=project_id, thread_id=thread["id"])
+    vector = query_vector(project_id=project_id, query="harbour crane")
+
+    def found():
+        hits = vector_candidates(scope, vector.model, vector.dims, vector.vector, 10)
+        return set(
+            SearchItem.objects.filter(id__in=[i for i, _ in hits]).values_list(
+                "message_id", flat=True
+            )
+        )
+
+    ids = {first["id"], second["id"]}
+    assert {str(m) for m in found()} == ids  # loaded and cached
+    index_set_visible(items=Q(message_id=first["id"]), visible=False)
+    assert {str(m) for m in found()} == {second["id"]}
+    index_set_visible(items=Q(message_id=first["id"]), visible=True)
+    assert {str(m) for m in found()} == ids
+    [third] = alice.append(thread["id"], {"role": "user", "content": "a harbour crane fell"})
+    job_run_pending()
+    assert {str(m) for m in found()} == ids | {third["id"]}
+    ItemEmbedding.objects.filter(item__message_id=second["id"]).delete()
+    assert {str(m) for m in found()} == {first["id"], third["id"]}
