@@ -1,6 +1,7 @@
 """Vector candidates: pgvector on PostgreSQL, NumPy over cached float32 rows on SQLite."""
 
 import threading
+import time
 from collections import OrderedDict
 
 import numpy as np
@@ -32,14 +33,14 @@ def _postgres(where, params, dims, query, limit):
     distance = f"(e.vector::vector({dims}) <=> %s::vector({dims}))"
     with transaction.atomic(), connection.cursor() as cursor:
         if _scope_size(cursor, where, params) <= settings.SEARCH_EXACT_SCAN_ROWS:
-            # Small scopes are scanned exactly: always the true top-k, and fast.
+            # Small scopes are scanned exactly: always the true top-k, and fast. "+ 0" keeps
+            # the planner off the HNSW index (it serves only ORDER BY <the distance itself>)
+            # without materialising the scope's vectors, which spilled to disk past work_mem.
             sql = f"""
-                WITH scoped AS MATERIALIZED (
-                    SELECT e.item_id, e.vector FROM search_itemembedding e WHERE {where}
-                )
-                SELECT e.item_id, {distance} AS d FROM scoped e ORDER BY d LIMIT %s
+                SELECT e.item_id, {distance} AS d FROM search_itemembedding e
+                WHERE {where} ORDER BY {distance} + 0 LIMIT %s
             """
-            cursor.execute(sql, [*params, literal, limit])
+            cursor.execute(sql, [literal, *params, literal, limit])
         else:
             # Large scopes use the HNSW index; iterative scans keep going until enough rows
             # pass the scope filter, so a filtered top-k is not cut short.
@@ -55,13 +56,27 @@ def _postgres(where, params, dims, query, limit):
     return [(item_id, 1.0 - float(d)) for item_id, d in rows]
 
 
+# A scope's size only picks the path (both answer correctly), so a recent count will do.
+_SIZE_SECONDS = 30.0
+_sizes: dict[tuple, tuple[int, float]] = {}
+
+
 def _scope_size(cursor, where, params) -> int:
+    """Return the scope's row count up to SEARCH_EXACT_SCAN_ROWS + 1, counted at most every 30 s."""
     cap = settings.SEARCH_EXACT_SCAN_ROWS + 1
+    key = (connection.settings_dict["NAME"], where, tuple(params), cap)
+    known = _sizes.get(key)
+    if known is not None and time.monotonic() - known[1] < _SIZE_SECONDS:
+        return known[0]
     cursor.execute(
         f"SELECT count(*) FROM (SELECT 1 FROM search_itemembedding e WHERE {where} LIMIT %s) s",
         [*params, cap],
     )
-    return cursor.fetchone()[0]
+    size = cursor.fetchone()[0]
+    if len(_sizes) > 1000:  # scopes come and go; the dict must not grow without end
+        _sizes.clear()
+    _sizes[key] = (size, time.monotonic())
+    return size
 
 
 def _sqlite_stamp(cursor, scope: Scope, where: str, params: list) -> tuple:
