@@ -211,3 +211,33 @@ def test_tool_calls_are_found_by_tool_name_and_payload(alice):
 
     assert by_payload["seq"] == by_name["seq"] == 1
     assert by_payload["type"] == "message"
+
+
+def test_results_render_exactly_as_their_schema_serializer_says(alice):
+    from apps.api.v1.search import SearchResultSerializer
+
+    thread = alice.new_thread(resource_id="ann")
+    alice.append(
+        thread["id"],
+        {"role": "user", "content": "the ferry leaves at nine", "metadata": {"lang": "en"}},
+        {"role": "assistant", "content": "noted: ferry at nine"},
+        {"role": "user", "content": "and the bus?"},
+    )
+    alice.post(
+        "/api/v1/memory/upsert", {"content": "ferry timetable: nine and noon", "namespace": "ops"}
+    )
+    config_update(agent=alice.agent, changes={"episodic_approval_required": False}, changed_by="t")
+    alice.post(
+        "/api/v1/episodic", {"content": "Ann takes the nine o'clock ferry", "resource_id": "ann"}
+    )
+    job_run_pending()
+
+    response = alice.post(
+        "/api/v1/search",
+        {"query": "ferry nine", "scopes": ["messages", "knowledge", "episodic"], "top_k": 10},
+    )
+
+    results = response.json()["results"]
+    assert {r["type"] for r in results} == {"message", "knowledge", "episodic"}
+    assert any(r["context"] and (r["context"]["before"] or r["context"]["after"]) for r in results)
+    assert results == SearchResultSerializer(results, many=True).data

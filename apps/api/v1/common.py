@@ -109,6 +109,12 @@ class MetadataField(JsonObjectField):
         super().__init__(**kwargs)
 
 
+def iso_datetime(value) -> str:
+    """Return a datetime as DRF's DateTimeField renders it (ISO 8601, UTC as "Z")."""
+    text = value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
 def principal(request) -> AgentPrincipal:
     return request.user
 

@@ -10,6 +10,7 @@ from apps.api.v1.common import (
     MetadataField,
     StorableJsonField,
     StrictSerializer,
+    iso_datetime,
     parse_limit,
     principal,
 )
@@ -40,7 +41,6 @@ def message_data(message) -> dict:
     A batch of appends answers hundreds of messages; rendering them field object by field
     object cost more than storing them. tests/threads/test_messages_api.py keeps the two equal.
     """
-    created_at = message.created_at.isoformat()
     return {
         "id": str(message.id),
         "thread_id": str(message.thread_id),
@@ -55,9 +55,7 @@ def message_data(message) -> dict:
         "token_count": message.token_count,
         "run_id": str(message.run_id) if message.run_id else None,
         "idempotency_key": message.idempotency_key,
-        "created_at": created_at.removesuffix("+00:00") + "Z"
-        if created_at.endswith("+00:00")
-        else created_at,
+        "created_at": iso_datetime(message.created_at),
     }
 
 

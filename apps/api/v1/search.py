@@ -5,7 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.api.v1.common import StrictSerializer, principal
+from apps.api.v1.common import StrictSerializer, iso_datetime, principal
 from apps.core.errors import NotFound
 from apps.knowledge.selectors import knowledge_base_get, knowledge_base_list
 from apps.memconfig.selectors import config_effective
@@ -169,7 +169,7 @@ def search_results(hits, window: dict) -> list[dict]:
             "content": item.content,
             "score": hit.score,
             "signals": hit.signals,
-            "thread_id": item.thread_id,
+            "thread_id": str(item.thread_id) if item.thread_id else None,
             "message_id": None,
             "seq": None,
             "metadata": {},
@@ -181,10 +181,10 @@ def search_results(hits, window: dict) -> list[dict]:
             result.update(
                 id=str(message.id),
                 content=message.content,
-                message_id=message.id,
+                message_id=str(message.id),
                 seq=message.seq,
                 metadata=message.metadata,
-                context=ContextSerializer({"before": before, "after": after}).data,
+                context={"before": _context(before), "after": _context(after)},
             )
         elif item.kind == ItemKind.CHUNK:
             chunk = item.chunk
@@ -204,4 +204,20 @@ def search_results(hits, window: dict) -> list[dict]:
                 metadata={**entry.metadata, "source": entry.source, "status": entry.status},
             )
         results.append(result)
-    return SearchResultSerializer(results, many=True).data
+    # Built as plain data: DRF's serializers cost more than the search for a page of hits.
+    # tests/search/test_search_api.py keeps this equal to SearchResultSerializer's output.
+    return results
+
+
+def _context(messages) -> list[dict]:
+    return [
+        {
+            "id": str(m.id),
+            "seq": m.seq,
+            "role": m.role,
+            "kind": m.kind,
+            "content": m.content,
+            "created_at": iso_datetime(m.created_at),
+        }
+        for m in messages
+    ]
