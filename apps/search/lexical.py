@@ -73,9 +73,10 @@ def _sqlite(where, params, terms, limit):
     table-wide statistics either way.
     """
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT MIN(si.id), MAX(si.id) FROM search_searchitem si WHERE {where}", params
-        )
+        # Two ordered LIMIT 1 probes walk an index from each end; MIN()/MAX() together read
+        # every row of the scope.
+        first = f"SELECT si.id FROM search_searchitem si WHERE {where} ORDER BY si.id"
+        cursor.execute(f"SELECT ({first} LIMIT 1), ({first} DESC LIMIT 1)", [*params, *params])
         low, high = cursor.fetchone()
         if low is None:
             return []
