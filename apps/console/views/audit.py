@@ -4,7 +4,7 @@ from django import forms
 from django.urls import path
 
 from apps.audit.selectors import audit_actions, audit_event_changes, audit_pretty, audit_search
-from apps.console.pages import paginate, render_page_or_fragment
+from apps.console.pages import paginate, query_without_page, render_page_or_fragment
 from apps.console.roles import ADMIN, role_required
 from apps.tenancy.selectors import project_list
 
@@ -43,9 +43,7 @@ def index(request):
         )
         for event in page
     ]
-    params = request.GET.copy()
-    params.pop("page", None)
-    context = {"form": form, "page": page, "rows": rows, "query": params.urlencode()}
+    context = {"form": form, "page": page, "rows": rows, "query": query_without_page(request)}
     return render_page_or_fragment(request, "console/audit/index.html", "audit-list", context)
 
 

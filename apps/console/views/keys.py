@@ -8,7 +8,7 @@ from django.urls import path, reverse
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_POST
 
-from apps.console.pages import paginate, render_page_or_fragment
+from apps.console.pages import paginate, query_without_page, render_page_or_fragment
 from apps.console.roles import ADMIN, actor, role_required
 from apps.tenancy.selectors import agent_list, api_key_get, api_key_list, project_list
 from apps.tenancy.services import api_key_issue, api_key_revoke
@@ -92,9 +92,7 @@ def _list_context(request) -> dict:
         agent=filters.get("agent"),
         active=STATUSES.get(filters.get("status") or ""),
     )
-    params = request.GET.copy()
-    params.pop("page", None)
-    return {"filters": form, "page": paginate(request, keys), "query": params.urlencode()}
+    return {"filters": form, "page": paginate(request, keys), "query": query_without_page(request)}
 
 
 urlpatterns = [

@@ -17,7 +17,7 @@ from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
-from apps.console.pages import paginate, render_page_or_fragment
+from apps.console.pages import paginate, query_without_page, render_page_or_fragment
 from apps.console.roles import MODERATOR, actor, role_required
 from apps.core.errors import ApplicationError, NotFound
 from apps.episodic.models import EntryStatus, MemoryEntry
@@ -89,14 +89,12 @@ def moderation(request):
             return redirect(_back(request))
     form, filters = _filters(request)
     page = paginate(request, entry_browse(**filters))
-    params = request.GET.copy()
-    params.pop("page", None)
     context = {
         "form": form,
         "page": page,
         "rows": [_row(entry) for entry in page],
         "status": filters["status"],
-        "query": params.urlencode(),
+        "query": query_without_page(request),
         "back": _query_string(request),
     }
     return render_page_or_fragment(request, "console/moderation/list.html", "entry-list", context)

@@ -4,7 +4,7 @@ from django import forms
 from django.shortcuts import render
 from django.urls import path
 
-from apps.console.pages import paginate, render_page_or_fragment
+from apps.console.pages import paginate, query_without_page, render_page_or_fragment
 from apps.console.roles import OPERATOR, role_required
 from apps.memconfig.selectors import config_effective
 from apps.runstate.selectors import run_state_for_thread
@@ -55,9 +55,11 @@ def thread_list(request):
         until=filters.get("until"),
         thread_ids=thread_ids,
     )
-    params = request.GET.copy()
-    params.pop("page", None)
-    context = {"form": form, "page": paginate(request, threads), "query": params.urlencode()}
+    context = {
+        "form": form,
+        "page": paginate(request, threads),
+        "query": query_without_page(request),
+    }
     return render_page_or_fragment(request, "console/threads/list.html", "thread-list", context)
 
 
