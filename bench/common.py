@@ -6,6 +6,7 @@ bench/retrieval.py import it (run them as scripts).
 
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,23 +45,32 @@ def log(text: str) -> None:
 
 @contextmanager
 def backend_environment(
-    backend: str, pg_database: str, *, prefix: str = "mc-bench-"
+    backend: str, pg_database: str, *, prefix: str = "mc-bench-", keep: bool = False
 ) -> Iterator[dict[str, str]]:
-    """Yield the server's environment on a fresh, empty database; remove it all afterwards."""
-    with tempfile.TemporaryDirectory(prefix=prefix) as data_dir:
-        env = {**os.environ, "DATA_DIR": data_dir, "SECRET_KEY": "bench-only-secret-key"}
-        env.pop("CELERY_BROKER_URL", None)
+    """Yield the server's environment on a fresh, empty database; remove it all afterwards.
+
+    keep leaves the data directory and the PostgreSQL database in place, to study them later.
+    """
+    data_dir = tempfile.mkdtemp(prefix=prefix)
+    env = {**os.environ, "DATA_DIR": data_dir, "SECRET_KEY": "bench-only-secret-key"}
+    env.pop("CELERY_BROKER_URL", None)
+    try:
         if backend == "sqlite":
             env.pop("DATABASE_URL", None)
             yield env
             return
-        with postgres_database(pg_database):
+        with postgres_database(pg_database, keep=keep):
             yield {**env, "DATABASE_URL": f"{PG_SERVER}/{pg_database}"}
+    finally:
+        if keep:
+            log(f"kept the data directory {data_dir}")
+        else:
+            shutil.rmtree(data_dir, ignore_errors=True)
 
 
 @contextmanager
-def postgres_database(name: str) -> Iterator[None]:
-    """Create the database afresh and drop it on exit."""
+def postgres_database(name: str, *, keep: bool = False) -> Iterator[None]:
+    """Create the database afresh and drop it on exit, unless keep."""
     drop = f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"
     with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as conn:
         conn.execute(drop)
@@ -68,8 +78,11 @@ def postgres_database(name: str) -> Iterator[None]:
     try:
         yield
     finally:
-        with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as conn:
-            conn.execute(drop)
+        if keep:
+            log(f"kept the database {PG_SERVER}/{name}")
+        else:
+            with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as conn:
+                conn.execute(drop)
 
 
 def manage(env: dict[str, str], *args: str) -> str:

@@ -33,11 +33,13 @@ server runs with the default settings. With --profile, one rare and one common q
 are run again in-process with each SQL statement timed (and EXPLAIN ANALYZEd on PostgreSQL).
 
 Everything is removed afterwards: the server is stopped, the temporary directory deleted and the
-PostgreSQL database dropped. The client, the server and the database share the machine's CPUs.
+PostgreSQL database dropped (--keep leaves both, to study the data and its query plans). The
+client, the server and the database share the machine's CPUs.
 
 Run it:
     .venv/bin/python bench/search.py [--backend sqlite|postgres|both] [--messages N]
         [--chunks 100000] [--turns 600] [--queries 200] [--skip-large] [--profile]
+        [--keep]
     .venv/bin/python bench/search.py --skip-large        # only the thread case, quickly
 """
 
@@ -951,9 +953,9 @@ def autoanalyze(env: dict[str, str]) -> Iterator[str]:
 
 
 @contextmanager
-def search_environment(backend: str) -> Iterator[dict[str, str]]:
+def search_environment(backend: str, keep: bool = False) -> Iterator[dict[str, str]]:
     """Yield a fresh installation's environment, without MEMORY_* / SEARCH_* overrides."""
-    with backend_environment(backend, PG_DATABASE) as env:
+    with backend_environment(backend, PG_DATABASE, keep=keep) as env:
         yield {k: v for k, v in env.items() if not k.startswith(("MEMORY_", "SEARCH_"))}
 
 
@@ -997,7 +999,7 @@ class BackendRun:
 def run_backend(backend: str, args: argparse.Namespace) -> BackendRun:
     """Set up a fresh installation on the backend, load it, serve it and measure the cases."""
     log(f"{backend}: fresh database, migrate, create_agent")
-    with search_environment(backend) as env:
+    with search_environment(backend, keep=args.keep) as env:
         manage(env, "migrate", "--noinput")
         keys = {project: create_agent(env, project, AGENT).strip() for project in (HYBRID, LARGE)}
         with gunicorn(env, args.port) as base_url:
@@ -1133,6 +1135,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--loaders", type=int, default=2, help="loader processes (PostgreSQL)")
     parser.add_argument("--profile", action="store_true", help="profile the slowest queries")
     parser.add_argument("--port", type=int, default=8766, help="port for the gunicorn under test")
+    parser.add_argument(
+        "--keep", action="store_true", help="leave the data directory and database afterwards"
+    )
     args = parser.parse_args()
     args.now = datetime.now(UTC).isoformat()
     return args
