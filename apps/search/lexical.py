@@ -16,26 +16,30 @@ def lexical_candidates(scope: Scope, terms: list[str], limit: int) -> list[tuple
     """Return up to limit (item id, score) pairs, best first; a higher score is a better match."""
     if not terms:
         return []
-    where, params = scope.where("si")
     if connection.vendor == "postgresql":
-        return _postgres(where, params, terms, limit)
+        return _postgres(scope, terms, limit)
+    where, params = scope.where("si")
     return _sqlite(where, params, terms, limit)
 
 
-def _postgres(where, params, terms, limit):
+def _postgres(scope, terms, limit):
     """Rank by the IDF of the matched terms, computed over each term's newest matches.
 
     ts_rank_cd alone weighs a common word like a rare one. Each term contributes its newest
     SEARCH_LEXICAL_CANDIDATES matches (so a rare word's old match is never crowded out by a
     common word's many new ones, and the cost stays bounded); a term's document frequency among
     those candidates gives its IDF, and an item scores the IDF sum of the terms it contains.
+
+    Per term the planner chooses: a rare word is looked up in the GIN index and its few
+    matches sorted; a common word walks the scope's index newest first and stops at the limit.
     """
     per_term = settings.SEARCH_LEXICAL_CANDIDATES
+    where, params, order = scope.newest_first("si")
     branches, args = [], []
     for term in terms:
         branches.append(
             f"(SELECT si.id, si.tsv FROM search_searchitem si "
-            f"WHERE si.tsv @@ to_tsquery('english', %s) AND {where} ORDER BY si.id DESC LIMIT %s)"
+            f"WHERE si.tsv @@ to_tsquery('english', %s) AND {where} ORDER BY {order} LIMIT %s)"
         )
         args += [_quoted(term), *params, per_term]
     matches = ", ".join("c.tsv @@ to_tsquery('english', %s)" for _ in terms)
@@ -64,13 +68,16 @@ def _quoted(term: str) -> str:
 
 
 def _sqlite(where, params, terms, limit):
-    """Rank the scope's matches by bm25(), reading only the scope's span of the FTS5 index.
+    """Rank the scope's candidate matches by bm25(), reading only the scope's span of FTS5.
 
     FTS5 cannot filter by scope inside its index, so a common word would have every match in
     the table scored before the join drops other scopes' rows. A rowid range is a filter FTS5
     applies inside its doclists; the scope's lowest and highest item ids bound that range, so a
-    thread or a small tenant reads little more than its own matches. bm25() keeps its
-    table-wide statistics either way.
+    thread or a small tenant reads little more than its own matches. As on PostgreSQL, each
+    term contributes its newest SEARCH_LEXICAL_CANDIDATES matches in the scope (FTS5 walks a
+    doclist backwards and stops), and only those candidates are scored: bm25() over every match
+    of a common word cost more than the rest of a search. bm25() keeps its table-wide
+    statistics either way.
     """
     with connection.cursor() as cursor:
         # Two ordered LIMIT 1 probes walk an index from each end; MIN()/MAX() together read
@@ -80,13 +87,25 @@ def _sqlite(where, params, terms, limit):
         low, high = cursor.fetchone()
         if low is None:
             return []
-        sql = f"""
-            SELECT si.id, bm25(search_item_fts) AS score
-            FROM search_item_fts JOIN search_searchitem si ON si.id = search_item_fts.rowid
-            WHERE search_item_fts MATCH %s AND search_item_fts.rowid BETWEEN %s AND %s
-                AND {where}
-            ORDER BY score, si.id DESC LIMIT %s
+        newest = f"""
+            SELECT si.id FROM search_item_fts f JOIN search_searchitem si ON si.id = f.rowid
+            WHERE search_item_fts MATCH %s AND f.rowid BETWEEN %s AND %s AND {where}
+            ORDER BY f.rowid DESC LIMIT %s
         """
-        cursor.execute(sql, [fts5_match(terms), low, high, *params, limit])
+        candidates = set()
+        for term in terms:
+            cursor.execute(
+                newest, [fts5_match([term]), low, high, *params, settings.SEARCH_LEXICAL_CANDIDATES]
+            )
+            candidates.update(row[0] for row in cursor.fetchall())
+        if not candidates:
+            return []
+        marks = ", ".join(["%s"] * len(candidates))
+        sql = f"""
+            SELECT rowid, bm25(search_item_fts) AS score FROM search_item_fts
+            WHERE search_item_fts MATCH %s AND rowid IN ({marks})
+            ORDER BY score, rowid DESC LIMIT %s
+        """
+        cursor.execute(sql, [fts5_match(terms), *sorted(candidates), limit])
         # bm25() is lower-is-better; negate so every signal reads higher-is-better.
         return [(row[0], -float(row[1])) for row in cursor.fetchall()]

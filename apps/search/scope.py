@@ -25,8 +25,12 @@ class Scope:
         if self.without_resource and self.resource_id is not None:
             raise ValueError("a scope cannot name a resource and be without one")
 
-    def where(self, alias: str) -> tuple[str, list]:
-        """Return (SQL conditions, params) restricting table `alias` to this scope."""
+    def where(self, alias: str, *, leading: str | None = None) -> tuple[str, list]:
+        """Return (SQL conditions, params) restricting table `alias` to this scope.
+
+        The `leading` column (see newest_first) is compared with `= ANY(array)` instead of `=`:
+        the same rows, on PostgreSQL only.
+        """
         conditions = [f"{alias}.kind = %s"]
         params: list = [self.kind]
         for column, value in (
@@ -34,13 +38,19 @@ class Scope:
             ("agent_id", self.agent_id),
             ("resource_id", self.resource_id),
             ("thread_id", self.thread_id),
+            ("knowledge_base_id", self._single_knowledge_base()),
         ):
-            if value is not None:
+            if value is None:
+                continue
+            if column == leading:
+                conditions.append(f"{alias}.{column} = ANY(%s)")
+                params.append([db_uuid(value)])
+            else:
                 conditions.append(f"{alias}.{column} = %s")
                 params.append(db_uuid(value))
         if self.without_resource:
             conditions.append(f"{alias}.resource_id IS NULL")
-        if self.knowledge_base_ids is not None:
+        if self.knowledge_base_ids is not None and self._single_knowledge_base() is None:
             if not self.knowledge_base_ids:
                 conditions.append("1 = 0")
             else:
@@ -51,6 +61,33 @@ class Scope:
             conditions.append(f"{alias}.visible = %s")
             params.append(True)
         return " AND ".join(conditions), params
+
+    def newest_first(self, alias: str) -> tuple[str, list, str]:
+        """Return (conditions, params, ORDER BY) that read the scope newest first by its index.
+
+        PostgreSQL only. `ORDER BY id DESC` under equality conditions can also be served by
+        walking the primary key backwards and filtering, and the planner takes that walk when
+        it believes the scope is most of the table; if other scopes' rows are the newest, it
+        reads all of them first. Comparing the scope's leading column with a one-element
+        `= ANY(array)` selects the same rows but is no equality, so ordering by that column
+        and then id can only come from the scope's own (column, ..., id) index, or a sort.
+        """
+        if self.thread_id is not None:
+            leading = "thread_id"  # index search_item_thread (thread, id)
+        elif self._single_knowledge_base() is not None:
+            leading = "knowledge_base_id"  # index search_item_kb (knowledge_base, id)
+        elif self.project_id is not None:
+            leading = "project_id"  # index search_item_project_kind (project, kind, id)
+        else:
+            where, params = self.where(alias)
+            return where, params, f"{alias}.id DESC"
+        where, params = self.where(alias, leading=leading)
+        return where, params, f"{alias}.{leading} DESC, {alias}.id DESC"
+
+    def _single_knowledge_base(self) -> uuid.UUID | None:
+        if self.knowledge_base_ids is not None and len(self.knowledge_base_ids) == 1:
+            return self.knowledge_base_ids[0]
+        return None
 
 
 def db_uuid(value):

@@ -1,0 +1,105 @@
+"""Full-text candidates: each term's newest matches in the scope, whatever lies around it.
+
+The scope's rows are the oldest in the table and other scopes' matching rows are newer, the
+case where reading "newest first" by the table's primary key would wade through other tenants.
+"""
+
+import pytest
+from django.utils import timezone
+
+from apps.knowledge.services import knowledge_base_get_or_create
+from apps.search.lexical import lexical_candidates
+from apps.search.models import SearchItem
+from apps.search.scope import Scope
+from apps.tenancy.services import agent_get_or_create, project_get_or_create
+from apps.threads.services import thread_resolve_or_create
+
+MINE, OTHERS, PER_TERM = 30, 120, 10
+
+
+@pytest.fixture
+def world(db):
+    """Return the scopes under test, each with its item ids (oldest first)."""
+    project, _ = project_get_or_create(slug="scoped")
+    agent, _ = agent_get_or_create(project=project, slug="agent")
+    other_agent, _ = agent_get_or_create(project=project, slug="other")
+    thread, _ = thread_resolve_or_create(agent=agent, resource_id="user-1")
+    other_thread, _ = thread_resolve_or_create(agent=agent, resource_id="user-2")
+    kb = knowledge_base_get_or_create(project=project, slug="manual")
+    other_kb = knowledge_base_get_or_create(project=project, slug="other")
+
+    def message(agent_row, thread_row, text):
+        return SearchItem(
+            kind="message",
+            project_id=project.id,
+            agent_id=agent_row.id,
+            thread_id=thread_row.id if thread_row else None,
+            content=text,
+            created_at=timezone.now(),
+        )
+
+    def chunk(kb_row, text):
+        return SearchItem(
+            kind="chunk", project_id=project.id, knowledge_base_id=kb_row.id, content=text,
+            created_at=timezone.now(),
+        )  # fmt: skip
+
+    def texts(count):
+        # The first (oldest) row also holds a rare word.
+        return [f"alpha report {n}" + (" zeppelin" if n == 0 else "") for n in range(count)]
+
+    def store(rows):
+        return [row.id for row in SearchItem.objects.bulk_create(rows)]
+
+    scoped = {
+        "thread": (
+            Scope(kind="message", project_id=project.id, agent_id=agent.id, thread_id=thread.id),
+            store([message(agent, thread, text) for text in texts(MINE)]),
+        ),
+        "knowledge base": (
+            Scope(kind="chunk", project_id=project.id, knowledge_base_ids=(kb.id,)),
+            store([chunk(kb, text) for text in texts(MINE)]),
+        ),
+        "agent": (
+            Scope(kind="message", project_id=project.id, agent_id=other_agent.id),
+            store([message(other_agent, None, text) for text in texts(MINE)]),
+        ),
+    }
+    # Newer matching rows outside each scope above (and inside the two-base scope below).
+    store([message(agent, other_thread, "alpha report again") for _ in range(OTHERS)])
+    store([chunk(other_kb, "alpha report again") for _ in range(OTHERS)])
+    both_kbs = Scope(kind="chunk", project_id=project.id, knowledge_base_ids=(kb.id, other_kb.id))
+    scoped["two bases"] = (both_kbs, None)
+    return scoped
+
+
+@pytest.mark.parametrize("name", ["thread", "knowledge base", "agent"])
+def test_a_common_term_brings_the_scopes_newest_matches(world, settings, name):
+    settings.SEARCH_LEXICAL_CANDIDATES = PER_TERM
+    scope, ids = world[name]
+
+    found = lexical_candidates(scope, ["alpha"], limit=100)
+
+    assert sorted(item_id for item_id, _ in found) == ids[-PER_TERM:]
+
+
+@pytest.mark.parametrize("name", ["thread", "knowledge base", "agent"])
+def test_a_rare_terms_old_match_is_not_crowded_out(world, settings, name):
+    settings.SEARCH_LEXICAL_CANDIDATES = PER_TERM
+    scope, ids = world[name]
+
+    found = lexical_candidates(scope, ["alpha", "zeppelin"], limit=100)
+
+    found_ids = [item_id for item_id, _ in found]
+    assert found_ids[0] == ids[0]  # both terms: ranked first
+    assert set(found_ids) == {ids[0], *ids[-PER_TERM:]}
+
+
+def test_a_scope_of_two_bases_takes_the_newest_of_both(world, settings):
+    settings.SEARCH_LEXICAL_CANDIDATES = PER_TERM
+    scope, _ = world["two bases"]
+    newest = SearchItem.objects.filter(kind="chunk").order_by("-id")[:PER_TERM]
+
+    found = lexical_candidates(scope, ["alpha"], limit=100)
+
+    assert {item_id for item_id, _ in found} == {item.id for item in newest}
