@@ -1,7 +1,6 @@
 """Vector candidates: pgvector on PostgreSQL, NumPy over cached float32 rows on SQLite."""
 
 import threading
-import time
 from collections import OrderedDict
 
 import numpy as np
@@ -10,6 +9,7 @@ from django.db import connection, transaction
 
 from apps.search.fields import vector_literal
 from apps.search.scope import Scope, db_uuid
+from apps.search.sizes import capped_count
 
 # pgvector cannot build an HNSW index over more dimensions than this.
 HNSW_MAX_DIMS = 2000
@@ -56,27 +56,10 @@ def _postgres(where, params, dims, query, limit):
     return [(item_id, 1.0 - float(d)) for item_id, d in rows]
 
 
-# A scope's size only picks the path (both answer correctly), so a recent count will do.
-_SIZE_SECONDS = 30.0
-_sizes: dict[tuple, tuple[int, float]] = {}
-
-
 def _scope_size(cursor, where, params) -> int:
-    """Return the scope's row count up to SEARCH_EXACT_SCAN_ROWS + 1, counted at most every 30 s."""
-    cap = settings.SEARCH_EXACT_SCAN_ROWS + 1
-    key = (connection.settings_dict["NAME"], where, tuple(params), cap)
-    known = _sizes.get(key)
-    if known is not None and time.monotonic() - known[1] < _SIZE_SECONDS:
-        return known[0]
-    cursor.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM search_itemembedding e WHERE {where} LIMIT %s) s",
-        [*params, cap],
-    )
-    size = cursor.fetchone()[0]
-    if len(_sizes) > 1000:  # scopes come and go; the dict must not grow without end
-        _sizes.clear()
-    _sizes[key] = (size, time.monotonic())
-    return size
+    """Return the scope's vector count up to SEARCH_EXACT_SCAN_ROWS + 1."""
+    cap = settings.SEARCH_EXACT_SCAN_ROWS
+    return capped_count(cursor, "search_itemembedding", "e", where, params, cap)
 
 
 def _sqlite_stamp(cursor, scope: Scope, where: str, params: list) -> tuple:
