@@ -5,6 +5,7 @@ case where reading "newest first" by the table's primary key would wade through 
 """
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from apps.knowledge.services import knowledge_base_get_or_create
@@ -15,6 +16,16 @@ from apps.tenancy.services import agent_get_or_create, project_get_or_create
 from apps.threads.services import thread_resolve_or_create
 
 MINE, OTHERS, PER_TERM = 30, 120, 10
+# PostgreSQL's three ways to a term's matches (lexical_postgres.py): all in the first sample of
+# the scope, walking on past the sample, or the GIN index. (SQLite has one way.)
+STRATEGIES = {"sample": (1000, 20000), "walk": (4, 20000), "index": (4, 0)}
+
+
+@pytest.fixture(params=list(STRATEGIES))
+def strategy(request, settings):
+    settings.SEARCH_LEXICAL_SAMPLE, settings.SEARCH_LEXICAL_WALK = STRATEGIES[request.param]
+    settings.SEARCH_LEXICAL_CANDIDATES = PER_TERM
+    return request.param
 
 
 @pytest.fixture
@@ -74,8 +85,7 @@ def world(db):
 
 
 @pytest.mark.parametrize("name", ["thread", "knowledge base", "agent"])
-def test_a_common_term_brings_the_scopes_newest_matches(world, settings, name):
-    settings.SEARCH_LEXICAL_CANDIDATES = PER_TERM
+def test_a_common_term_brings_the_scopes_newest_matches(world, strategy, name):
     scope, ids = world[name]
 
     found = lexical_candidates(scope, ["alpha"], limit=100)
@@ -83,9 +93,14 @@ def test_a_common_term_brings_the_scopes_newest_matches(world, settings, name):
     assert sorted(item_id for item_id, _ in found) == ids[-PER_TERM:]
 
 
+def test_a_term_missing_from_the_scope_finds_nothing(world, strategy):
+    scope, _ = world["thread"]
+
+    assert lexical_candidates(scope, ["again"], limit=100) == []
+
+
 @pytest.mark.parametrize("name", ["thread", "knowledge base", "agent"])
-def test_a_rare_terms_old_match_is_not_crowded_out(world, settings, name):
-    settings.SEARCH_LEXICAL_CANDIDATES = PER_TERM
+def test_a_rare_terms_old_match_is_not_crowded_out(world, strategy, name):
     scope, ids = world[name]
 
     found = lexical_candidates(scope, ["alpha", "zeppelin"], limit=100)
@@ -95,11 +110,20 @@ def test_a_rare_terms_old_match_is_not_crowded_out(world, settings, name):
     assert set(found_ids) == {ids[0], *ids[-PER_TERM:]}
 
 
-def test_a_scope_of_two_bases_takes_the_newest_of_both(world, settings):
-    settings.SEARCH_LEXICAL_CANDIDATES = PER_TERM
+def test_a_scope_of_two_bases_takes_the_newest_of_both(world, strategy):
     scope, _ = world["two bases"]
     newest = SearchItem.objects.filter(kind="chunk").order_by("-id")[:PER_TERM]
 
     found = lexical_candidates(scope, ["alpha"], limit=100)
 
     assert {item_id for item_id, _ in found} == {item.id for item in newest}
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL planner settings")
+def test_the_walks_planner_settings_do_not_outlast_it(world, strategy):
+    scope, _ = world["agent"]
+    lexical_candidates(scope, ["alpha"], limit=100)  # inside the test's transaction
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('enable_sort'), current_setting('enable_seqscan')")
+        assert cursor.fetchone() == ("on", "on")

@@ -1,0 +1,231 @@
+"""PostgreSQL full-text candidates: each term's newest matches in a scope, at a bounded cost.
+
+The planner cannot cost "the newest N matches of a word in a scope" well: it guesses how many
+of the scope's rows hold the word from table-wide statistics, and messages and knowledge chunks
+share the table but not their vocabularies, so it was off by five times either way and picked
+a plan that read every match (300 ms for three common words over 100k chunks). So the choice
+is made here, from a sample:
+
+1. Walk the scope's newest SEARCH_LEXICAL_SAMPLE items by its own index and test every term.
+   In a scope no larger than the sample (a thread, say) that is every match, and done.
+2. A term with SEARCH_LEXICAL_CANDIDATES matches in the sample is done too. For each other
+   term the sample tells how often it occurs in this scope:
+   - common enough that the missing matches lie within SEARCH_LEXICAL_WALK more items: walk
+     on by the scope's index (the planner is told to, it would rather sort every match);
+   - rarer, in a scope of more than SEARCH_LEXICAL_WALK items: take the word's matches from
+     the GIN index alone, then filter and sort them;
+   - rarer, in a smaller scope: the planner chooses; every way is cheap there.
+"""
+
+import json
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from apps.search.scope import Scope
+from apps.search.sizes import capped_count
+
+# Reading a match through the GIN index costs about this many items walked in order (a
+# random heap page per match against consecutive rows; measured on messages and chunks).
+_GIN_ROW_COST = 4
+# Planner settings for the walk, local to its transaction: only the scope's index, in order.
+_WALK_ONLY = ("enable_bitmapscan", "enable_seqscan", "enable_sort")
+
+
+@dataclass
+class Match:
+    item_id: int
+    rank: float  # ts_rank_cd against all the terms
+    hits: tuple[bool, ...]  # which terms the item contains
+
+
+def newest_matches(scope: Scope, terms: list[str]) -> list[Match]:
+    """Return the items among each term's newest matches in the scope, newest first."""
+    query = _Query(scope, terms)
+    with connection.cursor() as cursor:
+        found, walked, lowest = query.sample(cursor)
+        if lowest is None or walked < settings.SEARCH_LEXICAL_SAMPLE:
+            return query.newest_per_term(found)  # the sample held the whole scope
+        walks, others = query.branches(cursor, found, walked, lowest)
+        if walks:
+            with _walk_only(cursor):
+                cursor.execute(" UNION ALL ".join(sql for sql, _ in walks), _args(walks))
+                query.add(found, cursor.fetchall())
+        if others:
+            cursor.execute(" UNION ALL ".join(sql for sql, _ in others), _args(others))
+            query.add(found, cursor.fetchall())
+    return query.newest_per_term(found)
+
+
+@contextmanager
+def _walk_only(cursor):
+    """Set the planner to walk indexes in order, until the end of the block."""
+    calls = ", ".join(f"set_config('{name}', %s, true)" for name in _WALK_ONLY)
+    if not connection.in_atomic_block:
+        # The block's own transaction ends with it, and SET LOCAL with the transaction.
+        with transaction.atomic():
+            cursor.execute(f"SELECT {calls}", ["off"] * len(_WALK_ONLY))
+            yield
+        return
+    # Inside a caller's transaction the settings would outlast the block: put them back.
+    before = ", ".join(f"current_setting('{name}')" for name in _WALK_ONLY)
+    cursor.execute(f"SELECT {before}, {calls}", ["off"] * len(_WALK_ONLY))
+    previous = cursor.fetchone()[: len(_WALK_ONLY)]
+    try:
+        yield
+    finally:
+        cursor.execute(f"SELECT {calls}", list(previous))
+
+
+class _Query:
+    """The SQL of one search's full-text candidates in one scope."""
+
+    def __init__(self, scope: Scope, terms: list[str]):
+        self.count = len(terms)
+        self.where, self.params, self.order = scope.newest_first("si")
+        self.tsqueries = [_tsquery(term) for term in terms]
+        flags = ", ".join("c.tsv @@ to_tsquery('english', %s)" for _ in terms)
+        # Every statement returns, per row c: id, ts_rank_cd against all terms, a flag per term.
+        self.columns = f"c.id, ts_rank_cd(c.tsv, to_tsquery('english', %s)), {flags}"
+        self.column_args = [" | ".join(self.tsqueries), *self.tsqueries]
+
+    def sample(self, cursor) -> tuple[dict[int, Match], int, int | None]:
+        """Return the matches among the scope's newest items, how many were read, the oldest."""
+        # The sample's rows come back if they match a term, and its oldest row always.
+        sql = f"""
+            SELECT {self.columns}, c.walked, c.lowest FROM (
+                SELECT w.id, w.tsv, count(*) OVER () AS walked, min(w.id) OVER () AS lowest
+                FROM (
+                    SELECT si.id, si.tsv FROM search_searchitem si
+                    WHERE {self.where} ORDER BY {self.order} LIMIT %s
+                ) w
+            ) c WHERE c.tsv @@ to_tsquery('english', %s) OR c.id = c.lowest
+        """
+        any_term = " | ".join(self.tsqueries)
+        size = settings.SEARCH_LEXICAL_SAMPLE
+        cursor.execute(sql, [*self.column_args, *self.params, size, any_term])
+        rows = cursor.fetchall()
+        if not rows:
+            return {}, 0, None  # an empty scope
+        found = {}
+        self.add(found, rows)
+        return found, rows[0][-2], rows[0][-1]
+
+    def branches(self, cursor, found, walked: int, lowest: int):
+        """Return the (SQL, args) that fetch each term's missing matches: walks, then others."""
+        walk = settings.SEARCH_LEXICAL_WALK
+        size = None
+        walks, others = [], []
+        for index, tsquery in enumerate(self.tsqueries):
+            hits = sum(1 for match in found.values() if match.hits[index])
+            missing = settings.SEARCH_LEXICAL_CANDIDATES - hits
+            if missing <= 0:
+                continue
+            # How far a walk would go to find the missing matches, at the sample's rate.
+            distance = missing * walked / hits if hits else math.inf
+            if distance > walk:
+                if size is None:
+                    size = capped_count(
+                        cursor, "search_searchitem", "si", self.where, self.params, walk
+                    )
+                if size <= walk:  # a small scope: the walk ends with it
+                    distance = size - walked
+                    if not hits:
+                        others.append(self._planned(tsquery, lowest, missing))
+                        continue
+            if distance <= walk or distance <= _GIN_ROW_COST * _table_matches(cursor, tsquery):
+                walks.append(self._walk(tsquery, lowest, missing, distance))
+            else:
+                others.append(self._from_index(tsquery, lowest, missing))
+        return walks, others
+
+    def _walk(self, tsquery, lowest, missing, distance):
+        sql = (
+            f"(SELECT {self.columns} FROM ("
+            f"SELECT si.id, si.tsv FROM search_searchitem si "
+            f"WHERE {self.where} AND si.id < %s ORDER BY {self.order} LIMIT %s) c "
+            f"WHERE c.tsv @@ to_tsquery('english', %s) LIMIT %s)"
+        )
+        # Twice the expected distance (at least SEARCH_LEXICAL_WALK): the sample's rate is only
+        # an estimate, and the walk stops at the missing count anyway.
+        limit = int(max(settings.SEARCH_LEXICAL_WALK, 2 * distance))
+        return sql, [*self.column_args, *self.params, lowest, limit, tsquery, missing]
+
+    def _from_index(self, tsquery, lowest, missing):
+        # OFFSET 0 keeps the scope's conditions out of the inner scan, where the planner would
+        # AND in a bitmap of the whole scope (100k entries to find a dozen matches).
+        sql = (
+            f"(SELECT {self.columns} FROM ("
+            f"SELECT * FROM search_searchitem si "
+            f"WHERE si.tsv @@ to_tsquery('english', %s) AND si.id < %s OFFSET 0) c "
+            f"WHERE {self.where.replace('si.', 'c.')} ORDER BY c.id DESC LIMIT %s)"
+        )
+        return sql, [*self.column_args, tsquery, lowest, *self.params, missing]
+
+    def _planned(self, tsquery, lowest, missing):
+        sql = (
+            f"(SELECT {self.columns} FROM search_searchitem c "
+            f"WHERE c.tsv @@ to_tsquery('english', %s) AND {self.where.replace('si.', 'c.')} "
+            f"AND c.id < %s ORDER BY {self.order.replace('si.', 'c.')} LIMIT %s)"
+        )
+        return sql, [*self.column_args, tsquery, *self.params, lowest, missing]
+
+    def add(self, found: dict[int, Match], rows) -> None:
+        for row in rows:
+            hits = tuple(bool(flag) for flag in row[2 : 2 + self.count])
+            if any(hits):
+                found.setdefault(row[0], Match(row[0], float(row[1]), hits))
+
+    def newest_per_term(self, found: dict[int, Match]) -> list[Match]:
+        """Keep the items that are among some term's SEARCH_LEXICAL_CANDIDATES newest matches."""
+        newest_first = sorted(found, reverse=True)
+        keep = set()
+        for index in range(self.count):
+            matching = [item_id for item_id in newest_first if found[item_id].hits[index]]
+            keep.update(matching[: settings.SEARCH_LEXICAL_CANDIDATES])
+        return [found[item_id] for item_id in newest_first if item_id in keep]
+
+
+def _table_matches(cursor, tsquery: str) -> float:
+    """Return the planner's estimate of the term's matches in the whole table."""
+    cursor.execute(
+        "EXPLAIN (FORMAT JSON) SELECT 1 FROM search_searchitem "
+        "WHERE tsv @@ to_tsquery('english', %s)",
+        [tsquery],
+    )
+    plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    return float(plan[0]["Plan"]["Plan Rows"])
+
+
+def _args(branches) -> list:
+    return [arg for _, args in branches for arg in args]
+
+
+def _tsquery(term: str) -> str:
+    return "'" + term.replace("'", "") + "'"
+
+
+def idf_scores(matches: list[Match], count: int, rank_weight: float) -> list[tuple[int, float]]:
+    """Score each match by the IDF of the terms it holds (plus a little ts_rank_cd), best first.
+
+    A term's document frequency among the candidates gives its IDF, so a common word weighs
+    less than a rare one.
+    """
+    if not matches:
+        return []
+    frequency = [sum(1 for match in matches if match.hits[i]) for i in range(count)]
+    idf = [math.log(1 + len(matches) / df) if df else 0.0 for df in frequency]
+    scored = [
+        (
+            match.item_id,
+            sum(w for w, hit in zip(idf, match.hits, strict=True) if hit)
+            + rank_weight * match.rank,
+        )
+        for match in matches
+    ]
+    scored.sort(key=lambda pair: (-pair[1], -pair[0]))
+    return scored
