@@ -2,7 +2,7 @@
 
 import uuid
 
-from django.db.models import Count, F, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
 
 from apps.core.errors import NotFound
 from apps.tenancy.models import Agent
@@ -63,14 +63,15 @@ def message_context(
     A message appears once across all ranges: not in a range when it is itself a hit, nor in a
     later (lower-ranked) hit's range when an earlier hit's range already holds it.
     """
-    wanted: dict[uuid.UUID, set[int]] = {}
-    for hit in hits:
-        seqs = wanted.setdefault(hit.thread_id, set())
-        seqs.update(range(max(1, hit.seq - before), hit.seq + after + 1))
     by_key = {}
-    for thread_id, seqs in wanted.items():
-        for message in Message.objects.filter(thread_id=thread_id, seq__in=seqs):
-            by_key[(thread_id, message.seq)] = message
+    if hits and (before or after):
+        # One query for all the ranges: one per thread cost more than the search itself.
+        wanted = Q()
+        for hit in hits:
+            wanted |= Q(
+                thread_id=hit.thread_id, seq__gte=hit.seq - before, seq__lte=hit.seq + after
+            )
+        by_key = {(m.thread_id, m.seq): m for m in Message.objects.filter(wanted)}
     shown = {(hit.thread_id, hit.seq) for hit in hits}
     context = {}
     for hit in hits:

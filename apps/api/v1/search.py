@@ -113,17 +113,21 @@ class SearchApi(APIView):
         data.is_valid(raise_exception=True)
         params = data.validated_data
         agent = principal(request).agent
-        config = config_effective(agent=agent)
         scopes = _scopes(agent, params)
         embedding = query_embed(project_id=agent.project_id, query=params["query"])
         hits = search(
             scopes=scopes, query=params["query"], top_k=params["top_k"], vector=embedding.vector
         )
-        window = params.get("message_range") or {
-            "before": config["semantic_recall_range_before"],
-            "after": config["semantic_recall_range_after"],
-        }
+        window = params.get("message_range") or _default_range(agent)
         return Response(with_warnings({"results": search_results(hits, window)}, embedding))
+
+
+def _default_range(agent) -> dict:
+    config = config_effective(agent=agent)
+    return {
+        "before": config["semantic_recall_range_before"],
+        "after": config["semantic_recall_range_after"],
+    }
 
 
 def _scopes(agent, params) -> list[Scope]:
@@ -135,9 +139,10 @@ def _scopes(agent, params) -> list[Scope]:
         resource = resource_find(project=agent.project, external_id=params["resource_id"])
         if resource is None:
             raise NotFound(f"No resource {params['resource_id']!r} in this project.")
+    kb_ids = ()
     if "knowledge_base" in params:
         kb_ids = (knowledge_base_get(project=agent.project, slug=params["knowledge_base"]).id,)
-    else:
+    elif "knowledge" in params["scopes"]:
         kb_ids = tuple(knowledge_base_list(project=agent.project).values_list("id", flat=True))
     scopes = []
     for name in dict.fromkeys(params["scopes"]):
