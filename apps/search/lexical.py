@@ -7,7 +7,7 @@ from apps.search.lexical_postgres import idf_scores, newest_matches
 from apps.search.query import fts5_match
 from apps.search.scope import Scope
 
-# In the PostgreSQL score, how much ts_rank_cd (term proximity and frequency) adds to the IDF sum.
+# In the PostgreSQL score, how much ts_rank (how often the terms occur) adds to the IDF sum.
 _RANK_WEIGHT = 0.1
 
 

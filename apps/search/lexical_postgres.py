@@ -38,7 +38,7 @@ _WALK_ONLY = ("enable_bitmapscan", "enable_seqscan", "enable_sort")
 @dataclass
 class Match:
     item_id: int
-    rank: float  # ts_rank_cd against all the terms
+    rank: float  # ts_rank against all the terms
     hits: tuple[bool, ...]  # which terms the item contains
 
 
@@ -88,8 +88,8 @@ class _Query:
         self.where, self.params, self.order = scope.newest_first("si")
         self.tsqueries = [_tsquery(term) for term in terms]
         flags = ", ".join("c.tsv @@ to_tsquery('english', %s)" for _ in terms)
-        # Every statement returns, per row c: id, ts_rank_cd against all terms, a flag per term.
-        self.columns = f"c.id, ts_rank_cd(c.tsv, to_tsquery('english', %s)), {flags}"
+        # Every statement returns, per row c: id, ts_rank against all terms, a flag per term.
+        self.columns = f"c.id, ts_rank(c.tsv, to_tsquery('english', %s)), {flags}"
         self.column_args = [" | ".join(self.tsqueries), *self.tsqueries]
 
     def sample(self, cursor) -> tuple[dict[int, Match], int, int | None]:
@@ -210,7 +210,7 @@ def _tsquery(term: str) -> str:
 
 
 def idf_scores(matches: list[Match], count: int, rank_weight: float) -> list[tuple[int, float]]:
-    """Score each match by the IDF of the terms it holds (plus a little ts_rank_cd), best first.
+    """Score each match by the IDF of the terms it holds (plus a little ts_rank), best first.
 
     A term's document frequency among the candidates gives its IDF, so a common word weighs
     less than a rare one.

@@ -63,15 +63,20 @@ def message_context(
     A message appears once across all ranges: not in a range when it is itself a hit, nor in a
     later (lower-ranked) hit's range when an earlier hit's range already holds it.
     """
+    wanted: dict[uuid.UUID, set[int]] = {}
+    for hit in hits:
+        wanted.setdefault(hit.thread_id, set()).update(
+            range(max(1, hit.seq - before), hit.seq + after + 1)
+        )
     by_key = {}
-    if hits and (before or after):
-        # One query for all the ranges: one per thread cost more than the search itself.
-        wanted = Q()
-        for hit in hits:
-            wanted |= Q(
-                thread_id=hit.thread_id, seq__gte=hit.seq - before, seq__lte=hit.seq + after
-            )
-        by_key = {(m.thread_id, m.seq): m for m in Message.objects.filter(wanted)}
+    if before or after:
+        # One query for every thread's ranges: one query per thread cost more than the search.
+        lookups = [
+            Q(thread_id=thread_id, seq__in=sorted(seqs)) for thread_id, seqs in wanted.items()
+        ]
+        if lookups:
+            messages = Message.objects.filter(Q(*lookups, _connector=Q.OR))
+            by_key = {(m.thread_id, m.seq): m for m in messages}
     shown = {(hit.thread_id, hit.seq) for hit in hits}
     context = {}
     for hit in hits:
