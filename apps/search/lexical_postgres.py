@@ -4,17 +4,19 @@ The planner cannot cost "the newest N matches of a word in a scope" well: it gue
 of the scope's rows hold the word from table-wide statistics, and messages and knowledge chunks
 share the table but not their vocabularies, so it was off by five times either way and picked
 a plan that read every match (300 ms for three common words over 100k chunks). So the choice
-is made here, from a sample:
+is made here:
 
-1. Walk the scope's newest SEARCH_LEXICAL_SAMPLE items by its own index and test every term.
-   In a scope no larger than the sample (a thread, say) that is every match, and done.
-2. A term with SEARCH_LEXICAL_CANDIDATES matches in the sample is done too. For each other
-   term the sample tells how often it occurs in this scope:
-   - common enough that the missing matches lie within SEARCH_LEXICAL_WALK more items: walk
-     on by the scope's index (the planner is told to, it would rather sort every match);
-   - rarer, in a scope of more than SEARCH_LEXICAL_WALK items: take the word's matches from
-     the GIN index alone, then filter and sort them;
-   - rarer, in a smaller scope: the planner chooses; every way is cheap there.
+1. A scope of at most SEARCH_LEXICAL_WALK items (a thread, a small tenant; its size is counted
+   at most every 30 s) is left to the planner, one statement for all terms: every way of
+   reading it is cheap.
+2. In a larger scope, walk its newest SEARCH_LEXICAL_SAMPLE items by its own index and test
+   every term. A term with SEARCH_LEXICAL_CANDIDATES matches there is done. For each other
+   term the sample tells how often it occurs in this scope, so how far a walk would go for
+   the missing matches; the planner's estimate of the term's matches in the whole table tells
+   what the GIN index would read. The cheaper one is taken:
+   - walk on by the scope's index, newest first, stopping at the missing count (the planner
+     is told to: it would rather fetch and sort every match);
+   - or take the term's matches from the GIN index alone, then filter and sort them.
 """
 
 import json
@@ -46,6 +48,14 @@ def newest_matches(scope: Scope, terms: list[str]) -> list[Match]:
     """Return the items among each term's newest matches in the scope, newest first."""
     query = _Query(scope, terms)
     with connection.cursor() as cursor:
+        if query.size(cursor) <= settings.SEARCH_LEXICAL_WALK:
+            # A small scope: whatever the planner picks reads little, in one statement.
+            per_term = settings.SEARCH_LEXICAL_CANDIDATES
+            planned = [query.planned(tsquery, None, per_term) for tsquery in query.tsqueries]
+            cursor.execute(" UNION ALL ".join(sql for sql, _ in planned), _args(planned))
+            found = {}
+            query.add(found, cursor.fetchall())
+            return query.newest_per_term(found)
         found, walked, lowest = query.sample(cursor)
         if lowest is None or walked < settings.SEARCH_LEXICAL_SAMPLE:
             return query.newest_per_term(found)  # the sample held the whole scope
@@ -114,10 +124,14 @@ class _Query:
         self.add(found, rows)
         return found, rows[0][-2], rows[0][-1]
 
+    def size(self, cursor) -> int:
+        """Return the scope's row count, up to SEARCH_LEXICAL_WALK + 1 (cached for a while)."""
+        walk = settings.SEARCH_LEXICAL_WALK
+        return capped_count(cursor, "search_searchitem", "si", self.where, self.params, walk)
+
     def branches(self, cursor, found, walked: int, lowest: int):
         """Return the (SQL, args) that fetch each term's missing matches: walks, then others."""
         walk = settings.SEARCH_LEXICAL_WALK
-        size = None
         walks, others = [], []
         for index, tsquery in enumerate(self.tsqueries):
             hits = sum(1 for match in found.values() if match.hits[index])
@@ -126,16 +140,6 @@ class _Query:
                 continue
             # How far a walk would go to find the missing matches, at the sample's rate.
             distance = missing * walked / hits if hits else math.inf
-            if distance > walk:
-                if size is None:
-                    size = capped_count(
-                        cursor, "search_searchitem", "si", self.where, self.params, walk
-                    )
-                if size <= walk:  # a small scope: the walk ends with it
-                    distance = size - walked
-                    if not hits:
-                        others.append(self._planned(tsquery, lowest, missing))
-                        continue
             if distance <= walk or distance <= _GIN_ROW_COST * _table_matches(cursor, tsquery):
                 walks.append(self._walk(tsquery, lowest, missing, distance))
             else:
@@ -165,13 +169,14 @@ class _Query:
         )
         return sql, [*self.column_args, tsquery, lowest, *self.params, missing]
 
-    def _planned(self, tsquery, lowest, missing):
+    def planned(self, tsquery, lowest, missing):
+        below, below_args = ("AND c.id < %s", [lowest]) if lowest is not None else ("", [])
         sql = (
             f"(SELECT {self.columns} FROM search_searchitem c "
             f"WHERE c.tsv @@ to_tsquery('english', %s) AND {self.where.replace('si.', 'c.')} "
-            f"AND c.id < %s ORDER BY {self.order.replace('si.', 'c.')} LIMIT %s)"
+            f"{below} ORDER BY {self.order.replace('si.', 'c.')} LIMIT %s)"
         )
-        return sql, [*self.column_args, tsquery, *self.params, lowest, missing]
+        return sql, [*self.column_args, tsquery, *self.params, *below_args, missing]
 
     def add(self, found: dict[int, Match], rows) -> None:
         for row in rows:
