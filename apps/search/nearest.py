@@ -31,7 +31,7 @@ def vector_candidates(
 def _postgres(where, params, dims, query, limit):
     literal = vector_literal(query)
     distance = f"(e.vector::vector({dims}) <=> %s::vector({dims}))"
-    with transaction.atomic(), connection.cursor() as cursor:
+    with connection.cursor() as cursor:
         if _scope_size(cursor, where, params) <= settings.SEARCH_EXACT_SCAN_ROWS:
             # Small scopes are scanned exactly: always the true top-k, and fast. "+ 0" keeps
             # the planner off the HNSW index (it serves only ORDER BY <the distance itself>)
@@ -41,17 +41,23 @@ def _postgres(where, params, dims, query, limit):
                 WHERE {where} ORDER BY {distance} + 0 LIMIT %s
             """
             cursor.execute(sql, [literal, *params, literal, limit])
+            rows = cursor.fetchall()
         else:
             # Large scopes use the HNSW index; iterative scans keep going until enough rows
-            # pass the scope filter, so a filtered top-k is not cut short.
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {max(100, limit * 2):d}")
-            sql = f"""
-                SELECT e.item_id, {distance} AS d FROM search_itemembedding e
-                WHERE {where} ORDER BY d LIMIT %s
-            """
-            cursor.execute(sql, [literal, *params, limit])
-        rows = cursor.fetchall()
+            # pass the scope filter, so a filtered top-k is not cut short. The settings are
+            # local to a transaction of this query's own (or a savepoint in the caller's).
+            with transaction.atomic():
+                cursor.execute(
+                    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                    "set_config('hnsw.ef_search', %s, true)",
+                    [str(max(100, limit * 2))],
+                )
+                sql = f"""
+                    SELECT e.item_id, {distance} AS d FROM search_itemembedding e
+                    WHERE {where} ORDER BY d LIMIT %s
+                """
+                cursor.execute(sql, [literal, *params, limit])
+                rows = cursor.fetchall()
     rows.sort(key=lambda row: row[1])  # relaxed_order may return neighbours slightly out of order
     return [(item_id, 1.0 - float(d)) for item_id, d in rows]
 
