@@ -68,11 +68,15 @@ def message_context(
         wanted.setdefault(hit.thread_id, set()).update(
             range(max(1, hit.seq - before), hit.seq + after + 1)
         )
+    for hit in hits:
+        wanted[hit.thread_id].discard(hit.seq)  # a hit is never in a range: no need to load it
     by_key = {}
     if before or after:
         # One query for every thread's ranges: one query per thread cost more than the search.
         lookups = [
-            Q(thread_id=thread_id, seq__in=sorted(seqs)) for thread_id, seqs in wanted.items()
+            Q(thread_id=thread_id, seq__in=sorted(seqs))
+            for thread_id, seqs in wanted.items()
+            if seqs
         ]
         if lookups:
             messages = Message.objects.filter(Q(*lookups, _connector=Q.OR))
