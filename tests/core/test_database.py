@@ -17,7 +17,7 @@ def test_a_sqlite_url_with_an_absolute_path_uses_that_file_and_waits_for_the_loc
 
     assert config["ENGINE"] == "django.db.backends.sqlite3"
     assert config["NAME"] == "/srv/memory/db.sqlite3"
-    assert config["CONN_MAX_AGE"] == 0
+    assert config["CONN_MAX_AGE"] == 600  # kept open: a new connection re-reads the schema
     assert config["OPTIONS"]["timeout"] == 7
     assert config["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
     assert "PRAGMA journal_mode=WAL" in config["OPTIONS"]["init_command"]
