@@ -50,11 +50,8 @@ def newest_matches(scope: Scope, terms: list[str]) -> list[Match]:
     with connection.cursor() as cursor:
         if query.size(cursor) <= settings.SEARCH_LEXICAL_WALK:
             # A small scope: whatever the planner picks reads little, in one statement.
-            per_term = settings.SEARCH_LEXICAL_CANDIDATES
-            planned = [query.planned(tsquery, None, per_term) for tsquery in query.tsqueries]
-            cursor.execute(" UNION ALL ".join(sql for sql, _ in planned), _args(planned))
             found = {}
-            query.add(found, cursor.fetchall())
+            query.add(found, _union(cursor, [query.planned(t) for t in query.tsqueries]))
             return query.newest_per_term(found)
         found, walked, lowest = query.sample(cursor)
         if lowest is None or walked < settings.SEARCH_LEXICAL_SAMPLE:
@@ -62,11 +59,9 @@ def newest_matches(scope: Scope, terms: list[str]) -> list[Match]:
         walks, others = query.branches(cursor, found, walked, lowest)
         if walks:
             with _walk_only(cursor):
-                cursor.execute(" UNION ALL ".join(sql for sql, _ in walks), _args(walks))
-                query.add(found, cursor.fetchall())
+                query.add(found, _union(cursor, walks))
         if others:
-            cursor.execute(" UNION ALL ".join(sql for sql, _ in others), _args(others))
-            query.add(found, cursor.fetchall())
+            query.add(found, _union(cursor, others))
     return query.newest_per_term(found)
 
 
@@ -96,6 +91,8 @@ class _Query:
     def __init__(self, scope: Scope, terms: list[str]):
         self.count = len(terms)
         self.where, self.params, self.order = scope.newest_first("si")
+        # The same conditions over rows named c (params are the same).
+        self.where_c, _, self.order_c = scope.newest_first("c")
         self.tsqueries = [_tsquery(term) for term in terms]
         flags = ", ".join("c.tsv @@ to_tsquery('english', %s)" for _ in terms)
         # Every statement returns, per row c: id, ts_rank against all terms, a flag per term.
@@ -165,18 +162,18 @@ class _Query:
             f"(SELECT {self.columns} FROM ("
             f"SELECT * FROM search_searchitem si "
             f"WHERE si.tsv @@ to_tsquery('english', %s) AND si.id < %s OFFSET 0) c "
-            f"WHERE {self.where.replace('si.', 'c.')} ORDER BY c.id DESC LIMIT %s)"
+            f"WHERE {self.where_c} ORDER BY c.id DESC LIMIT %s)"
         )
         return sql, [*self.column_args, tsquery, lowest, *self.params, missing]
 
-    def planned(self, tsquery, lowest, missing):
-        below, below_args = ("AND c.id < %s", [lowest]) if lowest is not None else ("", [])
+    def planned(self, tsquery):
+        """The term's newest matches, the way the planner chooses (for small scopes)."""
         sql = (
             f"(SELECT {self.columns} FROM search_searchitem c "
-            f"WHERE c.tsv @@ to_tsquery('english', %s) AND {self.where.replace('si.', 'c.')} "
-            f"{below} ORDER BY {self.order.replace('si.', 'c.')} LIMIT %s)"
+            f"WHERE c.tsv @@ to_tsquery('english', %s) AND {self.where_c} "
+            f"ORDER BY {self.order_c} LIMIT %s)"
         )
-        return sql, [*self.column_args, tsquery, *self.params, *below_args, missing]
+        return sql, [*self.column_args, tsquery, *self.params, settings.SEARCH_LEXICAL_CANDIDATES]
 
     def add(self, found: dict[int, Match], rows) -> None:
         for row in rows:
@@ -206,8 +203,13 @@ def _table_matches(cursor, tsquery: str) -> float:
     return float(plan[0]["Plan"]["Plan Rows"])
 
 
-def _args(branches) -> list:
-    return [arg for _, args in branches for arg in args]
+def _union(cursor, branches: list[tuple[str, list]]) -> list[tuple]:
+    """Run the (SQL, args) branches as one UNION ALL statement and return its rows."""
+    cursor.execute(
+        " UNION ALL ".join(sql for sql, _ in branches),
+        [arg for _, args in branches for arg in args],
+    )
+    return cursor.fetchall()
 
 
 def _tsquery(term: str) -> str:

@@ -70,17 +70,14 @@ def message_context(
         )
     for hit in hits:
         wanted[hit.thread_id].discard(hit.seq)  # a hit is never in a range: no need to load it
+    # One query for every thread's ranges: one query per thread cost more than the search.
+    lookups = [
+        Q(thread_id=thread_id, seq__in=sorted(seqs)) for thread_id, seqs in wanted.items() if seqs
+    ]
     by_key = {}
-    if before or after:
-        # One query for every thread's ranges: one query per thread cost more than the search.
-        lookups = [
-            Q(thread_id=thread_id, seq__in=sorted(seqs))
-            for thread_id, seqs in wanted.items()
-            if seqs
-        ]
-        if lookups:
-            messages = Message.objects.filter(Q(*lookups, _connector=Q.OR))
-            by_key = {(m.thread_id, m.seq): m for m in messages}
+    if lookups:
+        messages = Message.objects.filter(Q(*lookups, _connector=Q.OR))
+        by_key = {(m.thread_id, m.seq): m for m in messages}
     shown = {(hit.thread_id, hit.seq) for hit in hits}
     context = {}
     for hit in hits:
