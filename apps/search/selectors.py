@@ -2,15 +2,17 @@
 
 import logging
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import numpy as np
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from apps.providers.embeddings import EmbeddingError, embedder_for
 from apps.search.fusion import FusionWeights, fuse
 from apps.search.lexical import lexical_candidates
-from apps.search.models import SearchItem
+from apps.search.models import ItemKind, SearchItem
 from apps.search.nearest import vector_candidates
 from apps.search.query import query_terms
 from apps.search.scope import Scope
@@ -92,12 +94,14 @@ def search(
             )
         ranked_by_scope.append(ranked)
     candidate_ids = {i for ranked in ranked_by_scope for lst in ranked.values() for i, _ in lst}
-    created = dict(SearchItem.objects.filter(id__in=candidate_ids).values_list("id", "created_at"))
+    created = items_created_at(candidate_ids)
     now = timezone.now()
     fused = [entry for ranked in ranked_by_scope for entry in fuse(ranked, created, now, weights)]
     fused.sort(key=lambda entry: (-entry.score, -entry.item_id))
     winners = fused[:top_k]
-    items = SearchItem.objects.select_related("message", "chunk", "entry").in_bulk(
+    # Join only the tables of the kinds searched: every join adds its columns to each row.
+    related = dict.fromkeys(_RELATED[scope.kind] for scope in scopes)
+    items = SearchItem.objects.select_related(*related).in_bulk(
         [entry.item_id for entry in winners]
     )
     return [
@@ -105,6 +109,27 @@ def search(
         for e in winners
         if e.item_id in items
     ]
+
+
+_RELATED = {ItemKind.MESSAGE: "message", ItemKind.CHUNK: "chunk", ItemKind.ENTRY: "entry"}
+
+
+def items_created_at(item_ids) -> dict[int, datetime]:
+    """Return each existing item's created_at: what the recency bonus needs of a candidate.
+
+    A plain cursor: the ORM's query compiling and per-row conversion cost more than the read.
+    """
+    if not item_ids:
+        return {}
+    ids = list(item_ids)
+    marks = ", ".join(["%s"] * len(ids))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id, created_at FROM search_searchitem WHERE id IN ({marks})", ids)
+        rows = cursor.fetchall()
+    # SQLite's cursor gives naive datetimes in UTC (USE_TZ), PostgreSQL's aware ones.
+    return {
+        item_id: at if at.tzinfo is not None else at.replace(tzinfo=UTC) for item_id, at in rows
+    }
 
 
 def default_weights() -> FusionWeights:

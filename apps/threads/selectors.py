@@ -55,13 +55,18 @@ def message_page(
     return page[:limit], len(page) > limit
 
 
+_CONTEXT_FIELDS = ("id", "thread_id", "seq", "role", "kind", "content", "created_at")
+
+
 def message_context(
     *, hits: list[Message], before: int, after: int
 ) -> dict[uuid.UUID, tuple[list[Message], list[Message]]]:
     """Return, per hit message, the messages just before and after it in its thread.
 
     A message appears once across all ranges: not in a range when it is itself a hit, nor in a
-    later (lower-ranked) hit's range when an earlier hit's range already holds it.
+    later (lower-ranked) hit's range when an earlier hit's range already holds it. Only the
+    fields a range shows are read (id, thread, seq, role, kind, content, created_at); the
+    others load on access.
     """
     wanted: dict[uuid.UUID, set[int]] = {}
     for hit in hits:
@@ -76,7 +81,7 @@ def message_context(
     ]
     by_key = {}
     if lookups:
-        messages = Message.objects.filter(Q(*lookups, _connector=Q.OR))
+        messages = Message.objects.filter(Q(*lookups, _connector=Q.OR)).only(*_CONTEXT_FIELDS)
         by_key = {(m.thread_id, m.seq): m for m in messages}
     shown = {(hit.thread_id, hit.seq) for hit in hits}
     context = {}

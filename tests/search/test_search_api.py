@@ -2,6 +2,7 @@ import pytest
 
 from apps.jobs.services import job_run_pending
 from apps.memconfig.services import config_update
+from apps.threads.models import Message
 
 
 def _search(actor, **body):
@@ -174,6 +175,23 @@ def test_unknown_thread_resource_or_knowledge_base_is_a_404(alice, bob):
 
         assert response.status_code == 404, body
         assert response.json()["error"]["code"] == "not_found"
+
+
+def test_another_agents_thread_is_a_404_even_when_other_scopes_find_hits(alice, bob):
+    mine = _store_secret_everywhere(alice)
+    theirs = bob.new_thread()
+    bob.append(theirs["id"], {"role": "user", "content": SECRET})
+    every_scope = list(RESULT_TYPE)
+
+    response = alice.post(
+        "/api/v1/search", {"query": SECRET, "scopes": every_scope, "thread_id": theirs["id"]}
+    )
+
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"
+    [message] = Message.objects.filter(pk=mine["message"])
+    own = _search(alice, query=SECRET, scopes=every_scope, thread_id=str(message.thread_id))
+    assert sorted(r["id"] for r in own) == sorted(mine.values())
 
 
 def test_a_query_of_only_stopwords_finds_nothing_lexically_but_answers(alice):

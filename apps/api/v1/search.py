@@ -118,7 +118,14 @@ class SearchApi(APIView):
         hits = search(
             scopes=scopes, query=params["query"], top_k=params["top_k"], vector=embedding.vector
         )
-        window = params.get("message_range") or _default_range(agent)
+        found_messages = any(hit.item.kind == ItemKind.MESSAGE for hit in hits)
+        if "thread_id" in params and not found_messages:
+            # The thread scope holds only the agent's own thread, so a message hit proves the
+            # thread is the agent's; without one, an unknown thread must still be a 404.
+            thread_get(agent=agent, thread_id=params["thread_id"])
+        window = params.get("message_range")
+        if window is None and found_messages:  # the range applies to message hits only
+            window = _default_range(agent)
         return Response(with_warnings({"results": search_results(hits, window)}, embedding))
 
 
@@ -131,9 +138,7 @@ def _default_range(agent) -> dict:
 
 
 def _scopes(agent, params) -> list[Scope]:
-    thread = (
-        thread_get(agent=agent, thread_id=params["thread_id"]) if "thread_id" in params else None
-    )
+    thread_id = params.get("thread_id")
     resource = None
     if "resource_id" in params:
         resource = resource_find(project=agent.project, external_id=params["resource_id"])
@@ -156,16 +161,21 @@ def _scopes(agent, params) -> list[Scope]:
                 project_id=agent.project_id,
                 agent_id=agent.id,
                 resource_id=resource.id if resource else None,
-                thread_id=thread.id if thread and kind == ItemKind.MESSAGE else None,
+                thread_id=thread_id if kind == ItemKind.MESSAGE else None,
             )
         )
     return scopes
 
 
-def search_results(hits, window: dict) -> list[dict]:
-    """Render hits, with the context range of each message hit (no message shown twice)."""
+def search_results(hits, window: dict | None) -> list[dict]:
+    """Render hits, with the context range of each message hit (no message shown twice).
+
+    window ({"before": n, "after": n}) may be None only when no hit is a message.
+    """
     messages = [hit.item.message for hit in hits if hit.item.kind == ItemKind.MESSAGE]
-    context = message_context(hits=messages, before=window["before"], after=window["after"])
+    context = {}
+    if messages:
+        context = message_context(hits=messages, before=window["before"], after=window["after"])
     results = []
     for hit in hits:
         item = hit.item
