@@ -122,9 +122,12 @@ def items_created_at(item_ids) -> dict[int, datetime]:
     if not item_ids:
         return {}
     ids = list(item_ids)
-    marks = ", ".join(["%s"] * len(ids))
+    if connection.vendor == "postgresql":  # one array parameter: less to compose than an IN list
+        where, params = "id = ANY(%s)", [ids]
+    else:
+        where, params = f"id IN ({', '.join(['%s'] * len(ids))})", ids
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id, created_at FROM search_searchitem WHERE id IN ({marks})", ids)
+        cursor.execute(f"SELECT id, created_at FROM search_searchitem WHERE {where}", params)
         rows = cursor.fetchall()
     # SQLite's cursor gives naive datetimes in UTC (USE_TZ), PostgreSQL's aware ones.
     return {
