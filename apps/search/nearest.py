@@ -30,7 +30,6 @@ def vector_candidates(
 
 def _postgres(where, params, dims, query, limit):
     literal = vector_literal(query)
-    distance = f"(e.vector::vector({dims}) <=> %s::vector({dims}))"
     with connection.cursor() as cursor:
         if _scope_size(cursor, where, params) <= settings.SEARCH_EXACT_SCAN_ROWS:
             # Small scopes are scanned exactly: always the true top-k, and fast. The column is
@@ -53,6 +52,7 @@ def _postgres(where, params, dims, query, limit):
                     "set_config('hnsw.ef_search', %s, true)",
                     [str(max(100, limit * 2))],
                 )
+                distance = f"(e.vector::vector({dims}) <=> %s::vector({dims}))"
                 sql = f"""
                     SELECT e.item_id, {distance} AS d FROM search_itemembedding e
                     WHERE {where} ORDER BY d LIMIT %s

@@ -19,6 +19,8 @@ from apps.search.scope import Scope
 from apps.search.vectors import vector_index_serving
 
 logger = logging.getLogger(__name__)
+# The relation of SearchItem that holds each kind's own row.
+_RELATED = {ItemKind.MESSAGE: "message", ItemKind.CHUNK: "chunk", ItemKind.ENTRY: "entry"}
 # What a response says when the embedder failed and vectors were left out of the ranking.
 VECTORS_UNAVAILABLE = {
     "code": "vectors_unavailable",
@@ -109,9 +111,6 @@ def search(
         for e in winners
         if e.item_id in items
     ]
-
-
-_RELATED = {ItemKind.MESSAGE: "message", ItemKind.CHUNK: "chunk", ItemKind.ENTRY: "entry"}
 
 
 def items_created_at(item_ids) -> dict[int, datetime]:
