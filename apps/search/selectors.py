@@ -10,7 +10,7 @@ from django.db import connection
 from django.utils import timezone
 
 from apps.providers.embeddings import EmbeddingError, embedder_for
-from apps.search.fusion import FusionWeights, fuse
+from apps.search.fusion import Fused, FusionWeights, fuse
 from apps.search.lexical import lexical_candidates
 from apps.search.models import ItemKind, SearchItem
 from apps.search.nearest import vector_candidates
@@ -76,7 +76,28 @@ def search(
     weights: FusionWeights | None = None,
     signals: tuple[str, ...] = ("lexical", "vector"),
 ) -> list[SearchHit]:
-    """Return the top_k items of the scopes for the query, best first, each with its signals.
+    """Return the top_k items of the scopes for the query, best first, each with its signals."""
+    winners = rank(
+        scopes=scopes, query=query, top_k=top_k, vector=vector, weights=weights, signals=signals
+    )
+    # Join only the tables of the kinds searched: every join adds its columns to each row.
+    related = dict.fromkeys(_RELATED[scope.kind] for scope in scopes)
+    items = SearchItem.objects.select_related(*related).in_bulk(
+        [entry.item_id for entry in winners]
+    )
+    return [SearchHit(items[e.item_id], e.score, e.signals) for e in winners if e.item_id in items]
+
+
+def rank(
+    *,
+    scopes: list[Scope],
+    query: str,
+    top_k: int,
+    vector: QueryVector | None = None,
+    weights: FusionWeights | None = None,
+    signals: tuple[str, ...] = ("lexical", "vector"),
+) -> list[Fused]:
+    """Return the ids of the top_k items of the scopes for the query, best first, scored.
 
     1. Each scope gives its lexical and vector candidates (its filter inside each query).
     2. Each scope's lists are fused by reciprocal rank with a recency bonus.
@@ -101,16 +122,19 @@ def search(
     fused = [entry for ranked in ranked_by_scope for entry in fuse(ranked, created, now, weights)]
     fused.sort(key=lambda entry: (-entry.score, -entry.item_id))
     winners = fused[:top_k]
-    # Join only the tables of the kinds searched: every join adds its columns to each row.
-    related = dict.fromkeys(_RELATED[scope.kind] for scope in scopes)
-    items = SearchItem.objects.select_related(*related).in_bulk(
-        [entry.item_id for entry in winners]
-    )
-    return [
-        SearchHit(items[e.item_id], round(e.score, 6), e.signals)
-        for e in winners
-        if e.item_id in items
-    ]
+    for entry in winners:
+        entry.score = round(entry.score, 6)
+    return winners
+
+
+def items_values(item_ids, fields: tuple[str, ...]) -> dict[int, dict]:
+    """Return the named fields (relations' with `__`) of each existing item, by item id.
+
+    Plain rows: building model instances of the items and their messages, chunks or entries
+    cost more than the search itself.
+    """
+    rows = SearchItem.objects.filter(id__in=list(item_ids)).values("id", *fields)
+    return {row["id"]: row for row in rows}
 
 
 def items_created_at(item_ids) -> dict[int, datetime]:

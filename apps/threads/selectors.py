@@ -1,8 +1,11 @@
 """Reads of threads, messages and runs, always within one agent's scope."""
 
 import uuid
+from datetime import UTC
 
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db import connection
+from django.db.models import Count, F, QuerySet, Sum
+from django.utils import timezone
 
 from apps.core.errors import NotFound
 from apps.tenancy.models import Agent
@@ -56,17 +59,17 @@ def message_page(
 
 
 _CONTEXT_FIELDS = ("id", "thread_id", "seq", "role", "kind", "content", "created_at")
+_CONTEXT_COLUMNS = tuple(Message._meta.get_field(name).column for name in _CONTEXT_FIELDS)
 
 
-def message_context(
-    *, hits: list[Message], before: int, after: int
-) -> dict[uuid.UUID, tuple[list[Message], list[Message]]]:
+def message_context(*, hits, before: int, after: int) -> dict[uuid.UUID, tuple[list, list]]:
     """Return, per hit message, the messages just before and after it in its thread.
 
-    A message appears once across all ranges: not in a range when it is itself a hit, nor in a
-    later (lower-ranked) hit's range when an earlier hit's range already holds it. Only the
-    fields a range shows are read (id, thread, seq, role, kind, content, created_at); the
-    others load on access.
+    hits are messages (anything with id, thread_id and seq). A message appears once across all
+    ranges: not in a range when it is itself a hit, nor in a later (lower-ranked) hit's range
+    when an earlier hit's range already holds it. The range's messages are plain dicts of id,
+    thread_id, seq, role, kind, content and created_at: model instances cost more than the
+    search that found the hits.
     """
     wanted: dict[uuid.UUID, set[int]] = {}
     for hit in hits:
@@ -75,14 +78,7 @@ def message_context(
         )
     for hit in hits:
         wanted[hit.thread_id].discard(hit.seq)  # a hit is never in a range: no need to load it
-    # One query for every thread's ranges: one query per thread cost more than the search.
-    lookups = [
-        Q(thread_id=thread_id, seq__in=sorted(seqs)) for thread_id, seqs in wanted.items() if seqs
-    ]
-    by_key = {}
-    if lookups:
-        messages = Message.objects.filter(Q(*lookups, _connector=Q.OR)).only(*_CONTEXT_FIELDS)
-        by_key = {(m.thread_id, m.seq): m for m in messages}
+    by_key = {(m["thread_id"], m["seq"]): m for m in _messages_at(wanted)}
     shown = {(hit.thread_id, hit.seq) for hit in hits}
     context = {}
     for hit in hits:
@@ -93,6 +89,40 @@ def message_context(
             shown.update(keys)
         context[hit.id] = (ranges[0], ranges[1])
     return context
+
+
+def _messages_at(wanted: dict[uuid.UUID, set[int]]) -> list[dict]:
+    """Return the messages at the wanted seqs of each thread, as dicts of _CONTEXT_FIELDS.
+
+    One statement for every thread's ranges, through a plain cursor: one query per thread, or
+    the ORM's compiling and per-value conversion, cost more than the search around it.
+    """
+    pk = Message._meta.pk
+    conditions, params = [], []
+    for thread_id, seqs in wanted.items():
+        if seqs:
+            marks = ", ".join(["%s"] * len(seqs))
+            conditions.append(f"(thread_id = %s AND seq IN ({marks}))")
+            params += [pk.get_db_prep_value(thread_id, connection), *sorted(seqs)]
+    if not conditions:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {', '.join(_CONTEXT_COLUMNS)} FROM {Message._meta.db_table} "
+            f"WHERE {' OR '.join(conditions)}",
+            params,
+        )
+        rows = cursor.fetchall()
+    messages = []
+    for row in rows:
+        message = dict(zip(_CONTEXT_FIELDS, row, strict=True))
+        for key in ("id", "thread_id"):  # SQLite stores UUIDs as 32 hex digits
+            if not isinstance(message[key], uuid.UUID):
+                message[key] = uuid.UUID(message[key])
+        if timezone.is_naive(message["created_at"]):  # SQLite's cursor: naive, in UTC
+            message["created_at"] = message["created_at"].replace(tzinfo=UTC)
+        messages.append(message)
+    return messages
 
 
 def message_get(*, agent: Agent, message_id: uuid.UUID) -> Message | None:

@@ -1,5 +1,8 @@
 """POST /search: one query over the agent's messages, its project's knowledge and its entries."""
 
+import uuid
+from dataclasses import dataclass
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -11,7 +14,13 @@ from apps.knowledge.selectors import knowledge_base_get, knowledge_base_list
 from apps.memconfig.selectors import config_effective
 from apps.search.models import ItemKind
 from apps.search.scope import Scope
-from apps.search.selectors import VECTORS_UNAVAILABLE, QueryEmbedding, query_embed, search
+from apps.search.selectors import (
+    VECTORS_UNAVAILABLE,
+    QueryEmbedding,
+    items_values,
+    query_embed,
+    rank,
+)
 from apps.tenancy.selectors import resource_find
 from apps.threads.selectors import message_context, thread_get
 
@@ -115,10 +124,13 @@ class SearchApi(APIView):
         agent = principal(request).agent
         scopes = _scopes(agent, params)
         embedding = query_embed(project_id=agent.project_id, query=params["query"])
-        hits = search(
+        ranked = rank(
             scopes=scopes, query=params["query"], top_k=params["top_k"], vector=embedding.vector
         )
-        found_messages = any(hit.item.kind == ItemKind.MESSAGE for hit in hits)
+        kinds = {scope.kind for scope in scopes}
+        rows = items_values([entry.item_id for entry in ranked], result_fields(kinds))
+        hits = [(entry, rows[entry.item_id]) for entry in ranked if entry.item_id in rows]
+        found_messages = any(row["kind"] == ItemKind.MESSAGE for _, row in hits)
         if "thread_id" in params and not found_messages:
             # The thread scope holds only the agent's own thread, so a message hit proves the
             # thread is the agent's; without one, an unknown thread must still be a 404.
@@ -167,56 +179,83 @@ def _scopes(agent, params) -> list[Scope]:
     return scopes
 
 
+# What a result shows of each kind's own row, read with the item (see search_results).
+_RESULT_FIELDS = {
+    ItemKind.MESSAGE: ("message_id", "message__seq", "message__content", "message__metadata"),
+    ItemKind.CHUNK: ("chunk_id", "chunk__metadata", "chunk__document_id", "chunk__chunk_index"),
+    ItemKind.ENTRY: ("entry_id", "entry__metadata", "entry__source", "entry__status"),
+}
+
+
+def result_fields(kinds) -> tuple[str, ...]:
+    """Return the item fields search_results() needs for hits of these kinds."""
+    fields = ("kind", "content", "thread_id", "knowledge_base_id")
+    return fields + tuple(field for kind in kinds for field in _RESULT_FIELDS[kind])
+
+
+@dataclass(frozen=True)
+class _MessageHit:
+    id: uuid.UUID
+    thread_id: uuid.UUID
+    seq: int
+
+
 def search_results(hits, window: dict | None) -> list[dict]:
     """Render hits, with the context range of each message hit (no message shown twice).
 
+    hits are (ranked entry, item row) pairs, the row holding result_fields() of its kind.
     window ({"before": n, "after": n}) may be None only when no hit is a message.
     """
-    messages = [hit.item.message for hit in hits if hit.item.kind == ItemKind.MESSAGE]
+    messages = [
+        _MessageHit(row["message_id"], row["thread_id"], row["message__seq"])
+        for _, row in hits
+        if row["kind"] == ItemKind.MESSAGE
+    ]
     context = {}
     if messages:
         context = message_context(hits=messages, before=window["before"], after=window["after"])
     results = []
-    for hit in hits:
-        item = hit.item
+    for entry, row in hits:
+        kind = row["kind"]
         result = {
-            "type": RESULT_TYPES[item.kind],
-            "content": item.content,
-            "score": hit.score,
-            "signals": hit.signals,
-            "thread_id": str(item.thread_id) if item.thread_id else None,
+            "type": RESULT_TYPES[kind],
+            "content": row["content"],
+            "score": entry.score,
+            "signals": entry.signals,
+            "thread_id": str(row["thread_id"]) if row["thread_id"] else None,
             "message_id": None,
             "seq": None,
             "metadata": {},
             "context": None,
         }
-        if item.kind == ItemKind.MESSAGE:
-            message = item.message
-            before, after = context[message.id]
+        if kind == ItemKind.MESSAGE:
+            before, after = context[row["message_id"]]
             result.update(
-                id=str(message.id),
-                content=message.content,
-                message_id=str(message.id),
-                seq=message.seq,
-                metadata=message.metadata,
+                id=str(row["message_id"]),
+                content=row["message__content"],
+                message_id=str(row["message_id"]),
+                seq=row["message__seq"],
+                metadata=row["message__metadata"],
                 context={"before": _context(before), "after": _context(after)},
             )
-        elif item.kind == ItemKind.CHUNK:
-            chunk = item.chunk
+        elif kind == ItemKind.CHUNK:
             result.update(
-                id=str(chunk.id),
+                id=str(row["chunk_id"]),
                 metadata={
-                    **chunk.metadata,
-                    "document_id": str(chunk.document_id),
-                    "chunk_index": chunk.chunk_index,
-                    "knowledge_base_id": str(item.knowledge_base_id),
+                    **row["chunk__metadata"],
+                    "document_id": str(row["chunk__document_id"]),
+                    "chunk_index": row["chunk__chunk_index"],
+                    "knowledge_base_id": str(row["knowledge_base_id"]),
                 },
             )
         else:
-            entry = item.entry
             result.update(
-                id=str(entry.id),
-                metadata={**entry.metadata, "source": entry.source, "status": entry.status},
+                id=str(row["entry_id"]),
+                metadata={
+                    **row["entry__metadata"],
+                    "source": row["entry__source"],
+                    "status": row["entry__status"],
+                },
             )
         results.append(result)
     # Built as plain data: DRF's serializers cost more than the search for a page of hits.
@@ -227,12 +266,12 @@ def search_results(hits, window: dict | None) -> list[dict]:
 def _context(messages) -> list[dict]:
     return [
         {
-            "id": str(m.id),
-            "seq": m.seq,
-            "role": m.role,
-            "kind": m.kind,
-            "content": m.content,
-            "created_at": iso_datetime(m.created_at),
+            "id": str(m["id"]),
+            "seq": m["seq"],
+            "role": m["role"],
+            "kind": m["kind"],
+            "content": m["content"],
+            "created_at": iso_datetime(m["created_at"]),
         }
         for m in messages
     ]
