@@ -140,22 +140,22 @@ def items_values(item_ids, fields: tuple[str, ...]) -> dict[int, dict]:
 def items_created_at(item_ids) -> dict[int, datetime]:
     """Return each existing item's created_at: what the recency bonus needs of a candidate.
 
-    A plain cursor: the ORM's query compiling and per-row conversion cost more than the read.
+    A plain cursor, reading seconds since the epoch: the ORM's query compiling, and the
+    drivers' conversion of a stored timestamp (a Python call per value), cost more than the
+    read. Precise to well under a millisecond, which is plenty for a bonus counted in days.
     """
     if not item_ids:
         return {}
     ids = list(item_ids)
     if connection.vendor == "postgresql":  # one array parameter: less to compose than an IN list
-        where, params = "id = ANY(%s)", [ids]
-    else:
+        seconds, where, params = "extract(epoch FROM created_at)::float8", "id = ANY(%s)", [ids]
+    else:  # SQLite stores UTC text; julianday() reads it, counted from the epoch's day
+        seconds = "(julianday(created_at) - 2440587.5) * 86400.0"
         where, params = f"id IN ({', '.join(['%s'] * len(ids))})", ids
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id, created_at FROM search_searchitem WHERE {where}", params)
+        cursor.execute(f"SELECT id, {seconds} FROM search_searchitem WHERE {where}", params)
         rows = cursor.fetchall()
-    # SQLite's cursor gives naive datetimes in UTC (USE_TZ), PostgreSQL's aware ones.
-    return {
-        item_id: at if at.tzinfo is not None else at.replace(tzinfo=UTC) for item_id, at in rows
-    }
+    return {item_id: datetime.fromtimestamp(at, UTC) for item_id, at in rows}
 
 
 def default_weights() -> FusionWeights:
