@@ -97,13 +97,13 @@ def _messages_at(wanted: dict[uuid.UUID, set[int]]) -> list[dict]:
     One statement for every thread's ranges, through a plain cursor: one query per thread, or
     the ORM's compiling and per-value conversion, cost more than the search around it.
     """
-    pk = Message._meta.pk
+    thread_field = Message._meta.get_field("thread")
     conditions, params = [], []
     for thread_id, seqs in wanted.items():
         if seqs:
             marks = ", ".join(["%s"] * len(seqs))
             conditions.append(f"(thread_id = %s AND seq IN ({marks}))")
-            params += [pk.get_db_prep_value(thread_id, connection), *sorted(seqs)]
+            params += [thread_field.get_db_prep_value(thread_id, connection), *sorted(seqs)]
     if not conditions:
         return []
     with connection.cursor() as cursor:
