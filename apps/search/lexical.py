@@ -10,6 +10,7 @@ from apps.search.lexical_postgres import idf_scores, newest_matches
 from apps.search.query import fts5_match
 from apps.search.scope import Scope
 from apps.search.sizes import capped_count
+from apps.search.times import epoch_seconds
 
 # In the PostgreSQL score, how much ts_rank (how often the terms occur) adds to the IDF sum.
 _RANK_WEIGHT = 0.1
@@ -22,17 +23,30 @@ _BM25_B = 0.3
 _COUNT_CAP = 100_000
 
 
-def lexical_candidates(scope: Scope, terms: list[str], limit: int) -> list[tuple[int, float]]:
-    """Return up to limit (item id, score) pairs, best first; a higher score is a better match."""
+def lexical_candidates(
+    scope: Scope, terms: list[str], limit: int, *, seen_at: dict[int, float] | None = None
+) -> list[tuple[int, float]]:
+    """Return up to limit (item id, score) pairs, best first; a higher score is a better match.
+
+    seen_at, when given, receives each returned item's created_at in seconds since the epoch,
+    read by the same statements (the recency bonus needs it; a query of its own costs more).
+    """
     if not terms:
         return []
+    created: dict[int, float] = {}
     if connection.vendor == "postgresql":
-        return idf_scores(newest_matches(scope, terms), len(terms), _RANK_WEIGHT)[:limit]
-    where, params = scope.where("si")
-    return _sqlite(where, params, terms, limit)
+        matches = newest_matches(scope, terms)
+        created = {match.item_id: match.created for match in matches}
+        found = idf_scores(matches, len(terms), _RANK_WEIGHT)[:limit]
+    else:
+        where, params = scope.where("si")
+        found = _sqlite(where, params, terms, limit, created)
+    if seen_at is not None:
+        seen_at.update((item_id, created[item_id]) for item_id, _ in found)
+    return found
 
 
-def _sqlite(where, params, terms, limit):
+def _sqlite(where, params, terms, limit, created: dict[int, float]):
     """Score each term's newest matches in the scope, reading only the scope's span.
 
     FTS5 cannot filter by scope inside its index, so a common word would have every match in
@@ -55,7 +69,7 @@ def _sqlite(where, params, terms, limit):
         if low is None:
             return []
         newest = f"""
-            SELECT si.id, length(si.content)
+            SELECT si.id, length(si.content), {epoch_seconds("si.created_at")}
             FROM search_item_fts f JOIN search_searchitem si ON si.id = f.rowid
             WHERE search_item_fts MATCH %s AND f.rowid BETWEEN %s AND %s AND {where}
             ORDER BY f.rowid DESC LIMIT %s
@@ -64,7 +78,9 @@ def _sqlite(where, params, terms, limit):
         for term in terms:
             args = [fts5_match([term]), low, high, *params, settings.SEARCH_LEXICAL_CANDIDATES]
             cursor.execute(newest, args)
-            per_term.append(cursor.fetchall())
+            rows = cursor.fetchall()
+            per_term.append([(item_id, length) for item_id, length, _ in rows])
+            created.update((item_id, at) for item_id, _, at in rows)
         if not any(per_term):
             return []
         size = capped_count(cursor, "search_searchitem", "si", where, params, _COUNT_CAP)

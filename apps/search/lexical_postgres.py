@@ -29,6 +29,7 @@ from django.db import connection, transaction
 
 from apps.search.scope import Scope
 from apps.search.sizes import capped_count
+from apps.search.times import epoch_seconds
 
 # Reading a match through the GIN index costs about this many items walked in order (a
 # random heap page per match against consecutive rows; measured on messages and chunks).
@@ -42,6 +43,7 @@ class Match:
     item_id: int
     rank: float  # ts_rank against all the terms
     hits: tuple[bool, ...]  # which terms the item contains
+    created: float  # the item's created_at, in seconds since the epoch (for the recency bonus)
 
 
 def newest_matches(scope: Scope, terms: list[str]) -> list[Match]:
@@ -95,8 +97,10 @@ class _Query:
         self.where_c, _, self.order_c = scope.newest_first("c")
         self.tsqueries = [_tsquery(term) for term in terms]
         flags = ", ".join("c.tsv @@ to_tsquery('english', %s)" for _ in terms)
-        # Every statement returns, per row c: id, ts_rank against all terms, a flag per term.
-        self.columns = f"c.id, ts_rank(c.tsv, to_tsquery('english', %s)), {flags}"
+        # Every statement returns, per row c: id, ts_rank against all terms, a flag per term,
+        # and created_at in seconds (the recency bonus needs it; see times.py).
+        rank = "ts_rank(c.tsv, to_tsquery('english', %s))"
+        self.columns = f"c.id, {rank}, {flags}, {epoch_seconds('c.created_at')}"
         self.column_args = [" | ".join(self.tsqueries), *self.tsqueries]
 
     def sample(self, cursor) -> tuple[dict[int, Match], int, int | None]:
@@ -104,9 +108,10 @@ class _Query:
         # The sample's rows come back if they match a term, and its oldest row always.
         sql = f"""
             SELECT {self.columns}, c.walked, c.lowest FROM (
-                SELECT w.id, w.tsv, count(*) OVER () AS walked, min(w.id) OVER () AS lowest
+                SELECT w.id, w.tsv, w.created_at, count(*) OVER () AS walked,
+                    min(w.id) OVER () AS lowest
                 FROM (
-                    SELECT si.id, si.tsv FROM search_searchitem si
+                    SELECT si.id, si.tsv, si.created_at FROM search_searchitem si
                     WHERE {self.where} ORDER BY {self.order} LIMIT %s
                 ) w
             ) c WHERE c.tsv @@ to_tsquery('english', %s) OR c.id = c.lowest
@@ -146,7 +151,7 @@ class _Query:
     def _walk(self, tsquery, lowest, missing, distance):
         sql = (
             f"(SELECT {self.columns} FROM ("
-            f"SELECT si.id, si.tsv FROM search_searchitem si "
+            f"SELECT si.id, si.tsv, si.created_at FROM search_searchitem si "
             f"WHERE {self.where} AND si.id < %s ORDER BY {self.order} LIMIT %s) c "
             f"WHERE c.tsv @@ to_tsquery('english', %s) LIMIT %s)"
         )
@@ -179,7 +184,7 @@ class _Query:
         for row in rows:
             hits = tuple(bool(flag) for flag in row[2 : 2 + self.count])
             if any(hits):
-                found.setdefault(row[0], Match(row[0], float(row[1]), hits))
+                found.setdefault(row[0], Match(row[0], float(row[1]), hits, row[2 + self.count]))
 
     def newest_per_term(self, found: dict[int, Match]) -> list[Match]:
         """Keep the items that are among some term's SEARCH_LEXICAL_CANDIDATES newest matches."""

@@ -10,25 +10,40 @@ from django.db import connection, transaction
 from apps.search.fields import vector_literal
 from apps.search.scope import Scope, db_uuid
 from apps.search.sizes import capped_count
+from apps.search.times import epoch_seconds
 
 # pgvector cannot build an HNSW index over more dimensions than this.
 HNSW_MAX_DIMS = 2000
 
 
 def vector_candidates(
-    scope: Scope, model: str, dims: int, query: np.ndarray, limit: int
+    scope: Scope,
+    model: str,
+    dims: int,
+    query: np.ndarray,
+    limit: int,
+    *,
+    seen_at: dict[int, float] | None = None,
 ) -> list[tuple[int, float]]:
-    """Return up to limit (item id, cosine similarity) pairs, most similar first."""
+    """Return up to limit (item id, cosine similarity) pairs, most similar first.
+
+    seen_at, when given, receives each returned item's created_at in seconds since the epoch.
+    """
     where, params = scope.where("e")
     # dims is inlined (an int) so the planner can match the partial HNSW index on it.
     where = f"e.model = %s AND e.dims = {int(dims)} AND {where}"
     params = [model, *params]
     if connection.vendor == "postgresql":
-        return _postgres(where, params, dims, query, limit)
-    return _sqlite(scope, where, params, query, limit)
+        rows = _postgres(where, params, dims, query, limit)
+    else:
+        rows = _sqlite(scope, where, params, query, limit)
+    if seen_at is not None:
+        seen_at.update((item_id, at) for item_id, _, at in rows)
+    return [(item_id, similarity) for item_id, similarity, _ in rows]
 
 
 def _postgres(where, params, dims, query, limit):
+    """Return (item id, similarity, created_at seconds) of the nearest rows, nearest first."""
     literal = vector_literal(query)
     with connection.cursor() as cursor:
         if _scope_size(cursor, where, params) <= settings.SEARCH_EXACT_SCAN_ROWS:
@@ -40,7 +55,7 @@ def _postgres(where, params, dims, query, limit):
                 SELECT e.item_id, e.vector <=> %s::vector AS d FROM search_itemembedding e
                 WHERE {where} ORDER BY d LIMIT %s
             """
-            cursor.execute(sql, [literal, *params, limit])
+            cursor.execute(_with_created(sql), [literal, *params, limit])
             rows = cursor.fetchall()
         else:
             # Large scopes use the HNSW index; iterative scans keep going until enough rows
@@ -57,10 +72,19 @@ def _postgres(where, params, dims, query, limit):
                     SELECT e.item_id, {distance} AS d FROM search_itemembedding e
                     WHERE {where} ORDER BY d LIMIT %s
                 """
-                cursor.execute(sql, [literal, *params, limit])
+                cursor.execute(_with_created(sql), [literal, *params, limit])
                 rows = cursor.fetchall()
-    rows.sort(key=lambda row: row[1])  # relaxed_order may return neighbours slightly out of order
-    return [(item_id, 1.0 - float(d)) for item_id, d in rows]
+    # relaxed_order may return neighbours slightly out of order, and the join any order at all.
+    rows.sort(key=lambda row: row[1])
+    return [(item_id, 1.0 - float(d), at) for item_id, d, at in rows]
+
+
+def _with_created(nearest: str) -> str:
+    """Return SQL that adds each neighbour's created_at (seconds, see times.py) to its row."""
+    return (
+        f"SELECT n.item_id, n.d, {epoch_seconds('si.created_at')} FROM ({nearest}) n "
+        "JOIN search_searchitem si ON si.id = n.item_id"
+    )
 
 
 def _scope_size(cursor, where, params) -> int:
@@ -91,8 +115,8 @@ def _sqlite_stamp(cursor, scope: Scope, where: str, params: list) -> tuple:
 
 
 class _Matrix:
-    def __init__(self, stamp, ids, vectors):
-        self.stamp, self.ids, self.vectors = stamp, ids, vectors
+    def __init__(self, stamp, ids, vectors, created):
+        self.stamp, self.ids, self.vectors, self.created = stamp, ids, vectors, created
 
 
 # Loading every vector of a large scope from SQLite on each query would dominate its cost, so
@@ -109,13 +133,19 @@ def _sqlite(scope, where, params, query, limit):
         with _cache_lock:
             matrix = _cache.get(key)
         if matrix is None or matrix.stamp != stamp:
+            # Items keep their created_at, so it is loaded (as seconds) with their vectors.
             cursor.execute(
-                f"SELECT e.item_id, e.vector FROM search_itemembedding e WHERE {where}", params
+                f"SELECT e.item_id, e.vector, {epoch_seconds('si.created_at')} "
+                "FROM search_itemembedding e JOIN search_searchitem si ON si.id = e.item_id "
+                f"WHERE {where}",
+                params,
             )
             rows = cursor.fetchall()
             ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
             vectors = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
-            matrix = _Matrix(stamp, ids, vectors.reshape(len(rows), -1) if rows else vectors)
+            created = np.fromiter((row[2] for row in rows), dtype=np.float64, count=len(rows))
+            vectors = vectors.reshape(len(rows), -1) if rows else vectors
+            matrix = _Matrix(stamp, ids, vectors, created)
             with _cache_lock:
                 _cache[key] = matrix
                 _cache.move_to_end(key)
@@ -127,4 +157,4 @@ def _sqlite(scope, where, params, query, limit):
     count = min(limit, len(similarities))
     top = np.argpartition(-similarities, count - 1)[:count]
     top = top[np.argsort(-similarities[top])]
-    return [(int(matrix.ids[i]), float(similarities[i])) for i in top]
+    return [(int(matrix.ids[i]), float(similarities[i]), float(matrix.created[i])) for i in top]

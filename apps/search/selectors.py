@@ -2,7 +2,7 @@
 
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 import numpy as np
 from django.conf import settings
@@ -16,7 +16,8 @@ from apps.search.models import ItemKind, SearchItem
 from apps.search.nearest import vector_candidates
 from apps.search.query import query_terms
 from apps.search.scope import Scope
-from apps.search.vectors import vector_index_serving
+from apps.search.times import epoch_seconds, from_epoch
+from apps.search.vectors import vector_model_serving
 
 logger = logging.getLogger(__name__)
 # The relation of SearchItem that holds each kind's own row.
@@ -50,7 +51,7 @@ class QueryEmbedding:
 
 def query_embed(*, project_id, query: str) -> QueryEmbedding:
     """Embed the query with the model of the project's serving index, or say why not."""
-    index = vector_index_serving(project_id=project_id)
+    index = vector_model_serving(project_id=project_id)
     if index is None:
         return QueryEmbedding(None)
     try:
@@ -107,17 +108,19 @@ def rank(
     terms = query_terms(query)
     depth = max(top_k * 4, settings.SEARCH_CANDIDATES)
     ranked_by_scope = []
+    seen_at: dict[int, float] = {}  # the candidates' created_at, read with them
     for scope in scopes:
         ranked = {}
         if "lexical" in signals:
-            ranked["lexical"] = lexical_candidates(scope, terms, depth)
+            ranked["lexical"] = lexical_candidates(scope, terms, depth, seen_at=seen_at)
         if "vector" in signals and vector is not None:
             ranked["vector"] = vector_candidates(
-                scope, vector.model, vector.dims, vector.vector, depth
+                scope, vector.model, vector.dims, vector.vector, depth, seen_at=seen_at
             )
         ranked_by_scope.append(ranked)
     candidate_ids = {i for ranked in ranked_by_scope for lst in ranked.values() for i, _ in lst}
-    created = items_created_at(candidate_ids)
+    created = {item_id: from_epoch(seen_at[item_id]) for item_id in candidate_ids & seen_at.keys()}
+    created.update(items_created_at(candidate_ids - seen_at.keys()))
     now = timezone.now()
     fused = [entry for ranked in ranked_by_scope for entry in fuse(ranked, created, now, weights)]
     fused.sort(key=lambda entry: (-entry.score, -entry.item_id))
@@ -140,22 +143,24 @@ def items_values(item_ids, fields: tuple[str, ...]) -> dict[int, dict]:
 def items_created_at(item_ids) -> dict[int, datetime]:
     """Return each existing item's created_at: what the recency bonus needs of a candidate.
 
-    A plain cursor, reading seconds since the epoch: the ORM's query compiling, and the
-    drivers' conversion of a stored timestamp (a Python call per value), cost more than the
-    read. Precise to well under a millisecond, which is plenty for a bonus counted in days.
+    Candidates found by rank() bring theirs; this reads the others'. A plain cursor, reading
+    seconds since the epoch: the ORM's compiling, and the drivers' conversion of a stored
+    timestamp, cost more than the read (see times.py).
     """
     if not item_ids:
         return {}
     ids = list(item_ids)
     if connection.vendor == "postgresql":  # one array parameter: less to compose than an IN list
-        seconds, where, params = "extract(epoch FROM created_at)::float8", "id = ANY(%s)", [ids]
-    else:  # SQLite stores UTC text; julianday() reads it, counted from the epoch's day
-        seconds = "(julianday(created_at) - 2440587.5) * 86400.0"
+        where, params = "id = ANY(%s)", [ids]
+    else:
         where, params = f"id IN ({', '.join(['%s'] * len(ids))})", ids
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id, {seconds} FROM search_searchitem WHERE {where}", params)
+        cursor.execute(
+            f"SELECT id, {epoch_seconds('created_at')} FROM search_searchitem WHERE {where}",
+            params,
+        )
         rows = cursor.fetchall()
-    return {item_id: datetime.fromtimestamp(at, UTC) for item_id, at in rows}
+    return {item_id: from_epoch(at) for item_id, at in rows}
 
 
 def default_weights() -> FusionWeights:
