@@ -5,8 +5,9 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from apps.core.rows import Reader, instance
 from apps.tenancy.keys import key_matches, key_prefix
-from apps.tenancy.models import ApiKey, Project, Resource
+from apps.tenancy.models import Agent, ApiKey, Project, Resource
 
 
 class KeyRejected(Exception):
@@ -18,13 +19,27 @@ def api_key_authenticate(key: str) -> ApiKey:
     prefix = key_prefix(key)
     if prefix is None:
         raise KeyRejected("Malformed API key: expected 'mc_<prefix>_<secret>'.")
-    api_key = ApiKey.objects.select_related("agent__project").filter(prefix=prefix).first()
-    if api_key is None or not key_matches(key, api_key.key_hash):
+    rows = _KEYS.fetch("t0.prefix = %s", [prefix])  # prefix is unique
+    row = rows[0] if rows else None
+    if row is None or not key_matches(key, row["key_hash"]):
         raise KeyRejected("Unknown API key.")
+    api_key = instance(ApiKey, row)
+    api_key.agent = instance(Agent, row, "agent__")
+    api_key.agent.project = instance(Project, row, "agent__project__")
     if api_key.revoked_at is not None:
         raise KeyRejected("This API key has been revoked.")
     _touch(api_key)
     return api_key
+
+
+def _attnames(model, prefix: str = "") -> tuple[str, ...]:
+    return tuple(prefix + field.attname for field in model._meta.concrete_fields)
+
+
+# A key with its agent and project: every API request reads one (see apps/core/rows.py).
+_KEYS = Reader(
+    ApiKey, _attnames(ApiKey) + _attnames(Agent, "agent__") + _attnames(Project, "agent__project__")
+)
 
 
 def _touch(api_key: ApiKey) -> None:
@@ -41,8 +56,6 @@ def resource_find(*, project: Project, external_id: str) -> Resource | None:
 
 
 def tenancy_counts() -> dict:
-    from apps.tenancy.models import Agent
-
     return {"projects": Project.objects.count(), "agents": Agent.objects.count()}
 
 
@@ -51,8 +64,6 @@ def project_list():
 
 
 def agent_list(*, project: Project | None = None):
-    from apps.tenancy.models import Agent
-
     agents = Agent.objects.select_related("project")
     return agents.filter(project=project) if project else agents
 
