@@ -50,7 +50,7 @@ class Reader:
                     joined = f"t{len(joins)}"
                     tables.append(
                         f"LEFT JOIN {target._meta.db_table} {joined} "
-                        f"ON {joined}.{target._meta.pk.column} = {alias}.{field.column}"
+                        f"ON {joined}.{field.target_field.column} = {alias}.{field.column}"
                     )
                     joins[prefix] = (joined, target)
             alias, model = joins[prefix]
