@@ -95,8 +95,12 @@ class Reader:
         return field.get_db_prep_value(value, connection)
 
 
+def attnames(model: type[models.Model], prefix: str = "") -> tuple[str, ...]:
+    """Return the paths of the model's concrete fields, as instance() reads them back."""
+    return tuple(prefix + field.attname for field in model._meta.concrete_fields)
+
+
 def instance(model: type[models.Model], row: dict, prefix: str = "") -> models.Model:
     """Return the model instance whose concrete fields are row[prefix + attname], as loaded."""
-    fields = model._meta.concrete_fields
-    names = [field.attname for field in fields]
+    names = attnames(model)
     return model.from_db(connection.alias, names, [row[prefix + name] for name in names])

@@ -5,7 +5,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from apps.core.rows import Reader, instance
+from apps.core.rows import Reader, attnames, instance
 from apps.tenancy.keys import key_matches, key_prefix
 from apps.tenancy.models import Agent, ApiKey, Project, Resource
 
@@ -32,13 +32,9 @@ def api_key_authenticate(key: str) -> ApiKey:
     return api_key
 
 
-def _attnames(model, prefix: str = "") -> tuple[str, ...]:
-    return tuple(prefix + field.attname for field in model._meta.concrete_fields)
-
-
 # A key with its agent and project: every API request reads one (see apps/core/rows.py).
 _KEYS = Reader(
-    ApiKey, _attnames(ApiKey) + _attnames(Agent, "agent__") + _attnames(Project, "agent__project__")
+    ApiKey, attnames(ApiKey) + attnames(Agent, "agent__") + attnames(Project, "agent__project__")
 )
 
 

@@ -1,13 +1,11 @@
 """Reads of threads, messages and runs, always within one agent's scope."""
 
 import uuid
-from datetime import UTC
 
-from django.db import connection
 from django.db.models import Count, F, QuerySet, Sum
-from django.utils import timezone
 
 from apps.core.errors import NotFound
+from apps.core.rows import Reader
 from apps.tenancy.models import Agent
 from apps.threads.models import Message, Run, Thread
 
@@ -59,7 +57,7 @@ def message_page(
 
 
 _CONTEXT_FIELDS = ("id", "thread_id", "seq", "role", "kind", "content", "created_at")
-_CONTEXT_COLUMNS = tuple(Message._meta.get_field(name).column for name in _CONTEXT_FIELDS)
+_CONTEXT = Reader(Message, _CONTEXT_FIELDS)
 
 
 def message_context(*, hits, before: int, after: int) -> dict[uuid.UUID, tuple[list, list]]:
@@ -94,35 +92,18 @@ def message_context(*, hits, before: int, after: int) -> dict[uuid.UUID, tuple[l
 def _messages_at(wanted: dict[uuid.UUID, set[int]]) -> list[dict]:
     """Return the messages at the wanted seqs of each thread, as dicts of _CONTEXT_FIELDS.
 
-    One statement for every thread's ranges, through a plain cursor: one query per thread, or
-    the ORM's compiling and per-value conversion, cost more than the search around it.
+    One statement for every thread's ranges, through a Reader: one query per thread, or the
+    ORM's compiling, cost more than the search around it.
     """
-    thread_field = Message._meta.get_field("thread")
     conditions, params = [], []
     for thread_id, seqs in wanted.items():
         if seqs:
             marks = ", ".join(["%s"] * len(seqs))
-            conditions.append(f"(thread_id = %s AND seq IN ({marks}))")
-            params += [thread_field.get_db_prep_value(thread_id, connection), *sorted(seqs)]
+            conditions.append(f"(t0.thread_id = %s AND t0.seq IN ({marks}))")
+            params += [_CONTEXT.prep("thread_id", thread_id), *sorted(seqs)]
     if not conditions:
         return []
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {', '.join(_CONTEXT_COLUMNS)} FROM {Message._meta.db_table} "
-            f"WHERE {' OR '.join(conditions)}",
-            params,
-        )
-        rows = cursor.fetchall()
-    messages = []
-    for row in rows:
-        message = dict(zip(_CONTEXT_FIELDS, row, strict=True))
-        for key in ("id", "thread_id"):  # SQLite stores UUIDs as 32 hex digits
-            if not isinstance(message[key], uuid.UUID):
-                message[key] = uuid.UUID(message[key])
-        if timezone.is_naive(message["created_at"]):  # SQLite's cursor: naive, in UTC
-            message["created_at"] = message["created_at"].replace(tzinfo=UTC)
-        messages.append(message)
-    return messages
+    return _CONTEXT.fetch(" OR ".join(conditions), params)
 
 
 def message_get(*, agent: Agent, message_id: uuid.UUID) -> Message | None:
