@@ -138,17 +138,12 @@ def items_values(item_ids, fields: tuple[str, ...]) -> dict[int, dict]:
     model instances of the items and their messages, chunks or entries, or the ORM compiling
     the statement each time, cost more than the search itself.
     """
-    ids = list(item_ids)
-    if not ids:
+    if not item_ids:
         return {}
     reader = _readers.get(fields)
     if reader is None:
         reader = _readers.setdefault(fields, Reader(SearchItem, ("id", *fields)))
-    if connection.vendor == "postgresql":  # one array parameter: less to compose than an IN list
-        rows = reader.fetch("t0.id = ANY(%s)", [ids])
-    else:
-        rows = reader.fetch(f"t0.id IN ({', '.join(['%s'] * len(ids))})", ids)
-    return {row["id"]: row for row in rows}
+    return {row["id"]: row for row in reader.fetch(*_id_among("t0.id", item_ids))}
 
 
 _readers: dict[tuple[str, ...], Reader] = {}
@@ -163,11 +158,7 @@ def items_created_at(item_ids) -> dict[int, datetime]:
     """
     if not item_ids:
         return {}
-    ids = list(item_ids)
-    if connection.vendor == "postgresql":  # one array parameter: less to compose than an IN list
-        where, params = "id = ANY(%s)", [ids]
-    else:
-        where, params = f"id IN ({', '.join(['%s'] * len(ids))})", ids
+    where, params = _id_among("id", item_ids)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT id, {epoch_seconds('created_at')} FROM search_searchitem WHERE {where}",
@@ -175,6 +166,14 @@ def items_created_at(item_ids) -> dict[int, datetime]:
         )
         rows = cursor.fetchall()
     return {item_id: from_epoch(at) for item_id, at in rows}
+
+
+def _id_among(column: str, item_ids) -> tuple[str, list]:
+    """Return (SQL condition, params): column is one of item_ids (a non-empty collection)."""
+    ids = list(item_ids)
+    if connection.vendor == "postgresql":  # one array parameter: less to compose than an IN list
+        return f"{column} = ANY(%s)", [ids]
+    return f"{column} IN ({', '.join(['%s'] * len(ids))})", ids
 
 
 def default_weights() -> FusionWeights:
