@@ -145,8 +145,8 @@ LOGGING = {
 
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["apps.core.auth.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["apps.core.auth.IsAgent"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["apps.tenancy.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["apps.tenancy.auth.IsAgent"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["apps.api.v1.parsers.DepthSafeJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

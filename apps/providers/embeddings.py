@@ -19,13 +19,10 @@ import openai
 from django.conf import settings
 
 from apps.providers.endpoint import endpoint_configured, endpoint_options
+from apps.providers.errors import EmbeddingError
 from apps.providers.retry import call_with_retry, describe_api_error, server_message
 
 HASH_MODEL = "builtin-hash"
-
-
-class EmbeddingError(Exception):
-    """Embedding failed; the message says what to fix."""
 
 
 class Embedder(Protocol):
@@ -246,7 +243,7 @@ def embedder_for(model: str, dimensions: int) -> Embedder | None:
     if model == HASH_MODEL:
         return HashEmbedder(dimensions)
     if model.startswith("local:"):
-        # Imported here because local_embedder imports EmbeddingError from this module.
+        # Imported on use: it loads PyTorch when its optional packages are installed.
         from apps.providers.local_embedder import LocalEmbedder
 
         return LocalEmbedder(model.removeprefix("local:"), dimensions)

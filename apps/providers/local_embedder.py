@@ -8,7 +8,7 @@ package is not in requirements.txt because torch is large.
 import importlib
 from functools import cache
 
-from apps.providers.embeddings import EmbeddingError
+from apps.providers.errors import EmbeddingError
 
 # name → (module, pip package, native dimensions)
 LOCAL_MODELS = {

@@ -10,7 +10,8 @@ from django.db import connection
 from django.utils import timezone
 
 from apps.core.rows import Reader
-from apps.providers.embeddings import EmbeddingError, embedder_for
+from apps.providers.embeddings import embedder_for
+from apps.providers.errors import EmbeddingError
 from apps.search.fusion import Fused, FusionWeights, fuse
 from apps.search.lexical import lexical_candidates
 from apps.search.models import ItemKind, SearchItem

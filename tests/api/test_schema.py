@@ -1,4 +1,4 @@
-from apps.core.schema import ApiKeyAuthenticationScheme
+from apps.tenancy.schema import ApiKeyAuthenticationScheme
 
 
 def test_the_schema_is_openapi_3_and_lists_the_v1_contract(client, db):

@@ -1,7 +1,8 @@
 import pytest
 from django.test import override_settings
 
-from apps.providers.embeddings import EmbeddingError, HashEmbedder, OpenAIEmbedder, embedder_for
+from apps.providers.embeddings import HashEmbedder, OpenAIEmbedder, embedder_for
+from apps.providers.errors import EmbeddingError
 
 OFFLINE = {"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""}
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from apps.providers import embeddings
-from apps.providers.embeddings import EmbeddingError, HashEmbedder
+from apps.providers.embeddings import HashEmbedder
+from apps.providers.errors import EmbeddingError
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -3,7 +3,8 @@ import importlib.util
 import pytest
 
 from apps.providers import local_embedder
-from apps.providers.embeddings import EmbeddingError, embedder_for
+from apps.providers.embeddings import embedder_for
+from apps.providers.errors import EmbeddingError
 
 
 @pytest.fixture

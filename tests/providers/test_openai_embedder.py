@@ -5,7 +5,8 @@ import time
 import numpy as np
 import pytest
 
-from apps.providers.embeddings import EmbeddingError, HashEmbedder, OpenAIEmbedder
+from apps.providers.embeddings import HashEmbedder, OpenAIEmbedder
+from apps.providers.errors import EmbeddingError
 
 
 def _embedder(server, **overrides) -> OpenAIEmbedder:

@@ -6,7 +6,7 @@ from django.conf import settings
 from rest_framework import exceptions, serializers
 from rest_framework.pagination import CursorPagination
 
-from apps.core.auth import AgentPrincipal
+from apps.tenancy.auth import AgentPrincipal
 
 
 class StrictSerializer(serializers.Serializer):

@@ -1,10 +1,10 @@
-"""OpenAPI description of the API-key authentication (loaded by CoreConfig.ready)."""
+"""OpenAPI description of the API-key authentication (loaded by TenancyConfig.ready)."""
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
-    target_class = "apps.core.auth.ApiKeyAuthentication"
+    target_class = "apps.tenancy.auth.ApiKeyAuthentication"
     name = "agentKey"
 
     def get_security_definition(self, auto_schema):
