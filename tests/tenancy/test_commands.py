@@ -40,6 +40,7 @@ def test_bootstrap_demo_revokes_the_previous_demo_key(client, db):
     old, new = key_of(first), key_of(second)
     assert any("Operator login created: admin / " in line for line in first)
     assert any("exists" in line for line in second)
+    assert any(".venv/bin/python manage.py changepassword admin" in line for line in second)
     assert client.get("/api/v1/config", HTTP_AUTHORIZATION=f"Bearer {old}").status_code == 401
     assert client.get("/api/v1/config", HTTP_AUTHORIZATION=f"Bearer {new}").status_code == 200
 

@@ -44,7 +44,7 @@ class Command(BaseCommand):
         if users.filter(username=username).exists():
             self.stdout.write(
                 f"Operator login '{username}' exists "
-                f"(reset its password with: python manage.py changepassword {username})."
+                f"(reset its password with: .venv/bin/python manage.py changepassword {username})."
             )
             return
         password = get_random_string(16)
