@@ -18,9 +18,9 @@ import numpy as np
 import openai
 from django.conf import settings
 
+from apps.providers.api_errors import describe_api_error, server_message
 from apps.providers.endpoint import endpoint_configured, endpoint_options
 from apps.providers.errors import EmbeddingError
-from apps.providers.retry import call_with_retry, describe_api_error, server_message
 
 HASH_MODEL = "builtin-hash"
 
@@ -145,18 +145,16 @@ class OpenAIEmbedder:
         timeout: float,
         max_retries: int,
         batch_size: int,
-        retry_base_delay: float | None = None,
     ):
         self.model = model
         self.dimensions = dimensions
         self.base_url = base_url
         self.timeout = timeout
-        self.max_retries = max_retries
         self.batch_size = max(1, batch_size)
-        self.retry_base_delay = retry_base_delay
         self._send_dimensions = True
+        # The client retries transient failures itself (Retry-After honoured, jittered backoff).
         self._client = openai.OpenAI(
-            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
         )
 
     def embed(self, texts: list[str]) -> list[list[float]]:
@@ -191,12 +189,8 @@ class OpenAIEmbedder:
 
     def _create(self, inputs: list[str], *, send_dimensions: bool) -> dict:
         extra = {"dimensions": self.dimensions} if send_dimensions else {}
-        raw = call_with_retry(
-            lambda: self._client.embeddings.with_raw_response.create(
-                model=self.model, input=inputs, encoding_format="float", **extra
-            ),
-            max_retries=self.max_retries,
-            base_delay=self.retry_base_delay,
+        raw = self._client.embeddings.with_raw_response.create(
+            model=self.model, input=inputs, encoding_format="float", **extra
         )
         # The client's typed parse builds every float as a model field, which cost more than
         # the rest of an embedding job; the JSON decoder reads the same answer ten times faster.

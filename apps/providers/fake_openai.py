@@ -15,6 +15,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -29,6 +30,15 @@ _ECHO_CHARS = 200
 _NO_DIMENSIONS_MODELS = {"text-embedding-ada-002"}
 
 Answer = str | Callable[[dict], str]
+# Retry-After on scripted failures, in seconds: see fail_next().
+FAILURE_RETRY_AFTER = 0.001
+
+
+@dataclass(frozen=True)
+class _Failure:
+    status: int
+    message: str | None
+    retry_after: float | None
 
 
 def _error(status: int, message: str, *, param: str | None = None) -> tuple[int, dict]:
@@ -50,7 +60,7 @@ class FakeOpenAIServer:
         self._lock = threading.Lock()
         self._requests: list[tuple[str, dict | None]] = []
         self._answers: deque[Answer] = deque()
-        self._failures: deque[tuple[int, str | None]] = deque()
+        self._failures: deque[_Failure] = deque()
         self._delay = 0.0
         self._fixed_dimensions: int | None = None
         self._completions = 0
@@ -102,10 +112,22 @@ class FakeOpenAIServer:
         with self._lock:
             self._answers.extend(answers)
 
-    def fail_next(self, count: int, status: int = 500, message: str | None = None) -> None:
-        """Answer the next count requests, whatever their path, with this error status."""
+    def fail_next(
+        self,
+        count: int,
+        status: int = 500,
+        message: str | None = None,
+        *,
+        retry_after: float | None = FAILURE_RETRY_AFTER,
+    ) -> None:
+        """Answer the next count requests, whatever their path, with this error status.
+
+        Each answer carries Retry-After: retry_after seconds (None sends no header). The openai
+        client waits that long before its next attempt; without the header it backs off for half
+        a second or more, and it does not honour 0, hence a default of one millisecond.
+        """
         with self._lock:
-            self._failures.extend([(status, message)] * count)
+            self._failures.extend([_Failure(status, message, retry_after)] * count)
 
     def delay(self, seconds: float) -> None:
         """Wait this long before answering every request from now on (0 to stop)."""
@@ -117,8 +139,8 @@ class FakeOpenAIServer:
         with self._lock:
             self._fixed_dimensions = dimensions
 
-    def answer(self, method: str, path: str, raw: bytes) -> tuple[int, dict]:
-        """Return the status and JSON body for one request (called by the handler threads)."""
+    def answer(self, method: str, path: str, raw: bytes) -> tuple[int, dict, dict]:
+        """Return the status, JSON body and extra headers for one request (handler threads)."""
         path = path.split("?", 1)[0]
         try:
             body = json.loads(raw) if raw else None
@@ -131,15 +153,17 @@ class FakeOpenAIServer:
         if delay:
             self._stopping.wait(delay)
         if failure is not None:
-            status, message = failure
-            return _error(status, message or f"The fake server failed this request ({status}).")
+            status = failure.status
+            message = failure.message or f"The fake server failed this request ({status})."
+            headers = {} if failure.retry_after is None else {"Retry-After": failure.retry_after}
+            return (*_error(status, message), headers)
         if method != "POST" or path not in ("/v1/embeddings", "/v1/chat/completions"):
-            return _error(404, f"Unknown request URL: {method} {path}.")
+            return (*_error(404, f"Unknown request URL: {method} {path}."), {})
         if not isinstance(body, dict):
-            return _error(400, "The request body must be a JSON object.")
+            return (*_error(400, "The request body must be a JSON object."), {})
         if path == "/v1/embeddings":
-            return self._embeddings(body)
-        return self._chat_completion(body)
+            return (*self._embeddings(body), {})
+        return (*self._chat_completion(body), {})
 
     def _embeddings(self, body: dict) -> tuple[int, dict]:
         model, texts = body.get("model"), body.get("input")
@@ -242,14 +266,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _respond(self, raw: bytes) -> None:
         try:
-            status, payload = self.server.fake.answer(self.command, self.path, raw)
+            status, payload, headers = self.server.fake.answer(self.command, self.path, raw)
         except Exception as error:  # a scripted callable failed: say so, as a server would
             logger.exception("fake OpenAI server failed on %s", self.path)
             status, payload = _error(500, f"The fake server raised {error!r}.")
+            headers = {}
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, f"{value:g}" if isinstance(value, float) else str(value))
         self.end_headers()
         self.wfile.write(data)
         logger.info("fake OpenAI %s %s → %s", self.command, self.path, status)

@@ -13,8 +13,8 @@ from typing import Protocol
 
 import openai
 
+from apps.providers.api_errors import describe_api_error
 from apps.providers.endpoint import endpoint_configured, endpoint_options
-from apps.providers.retry import call_with_retry, describe_api_error
 
 _FENCED = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _EXCERPT_CHARS = 200
@@ -92,16 +92,14 @@ class OpenAIChatModel:
         base_url: str,
         timeout: float,
         max_retries: int,
-        retry_base_delay: float | None = None,
     ):
         self.model = model
         self.base_url = base_url
         self.timeout = timeout
-        self.max_retries = max_retries
-        self.retry_base_delay = retry_base_delay
         self._json_mode = True
+        # The client retries transient failures itself (Retry-After honoured, jittered backoff).
         self._client = openai.OpenAI(
-            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
         )
 
     def complete(self, messages: list[dict], *, max_tokens: int | None = None) -> str:
@@ -136,12 +134,8 @@ class OpenAIChatModel:
             return text
 
     def _create(self, messages: list[dict], **extra) -> str:
-        response = call_with_retry(
-            lambda: self._client.chat.completions.create(
-                model=self.model, messages=messages, temperature=0, **extra
-            ),
-            max_retries=self.max_retries,
-            base_delay=self.retry_base_delay,
+        response = self._client.chat.completions.create(
+            model=self.model, messages=messages, temperature=0, **extra
         )
         if not response.choices or response.choices[0].message.content is None:
             reason = response.choices[0].finish_reason if response.choices else "no choices"

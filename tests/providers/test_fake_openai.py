@@ -7,7 +7,7 @@ import openai
 import pytest
 
 from apps.providers.embeddings import HashEmbedder
-from apps.providers.fake_openai import FakeOpenAIServer
+from apps.providers.fake_openai import FAILURE_RETRY_AFTER, FakeOpenAIServer
 
 
 def _post(server, path, body) -> tuple[int, dict]:
@@ -125,6 +125,21 @@ def test_it_fails_the_next_requests_with_an_openai_style_error(fake_openai):
     error = answers[0][1]["error"]
     assert set(error) == {"message", "type", "param", "code"}
     assert error["type"] == "server_error"
+
+
+@pytest.mark.parametrize(
+    "retry_after, header",
+    [(FAILURE_RETRY_AFTER, "0.001"), (0.25, "0.25"), (2, "2"), (None, None)],
+)
+def test_a_failure_says_when_to_retry(fake_openai, retry_after, header):
+    fake_openai.fail_next(1, status=429, retry_after=retry_after)
+    request = urllib.request.Request(fake_openai.base_url + "/embeddings", data=b"{}")
+
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=5)
+
+    assert caught.value.code == 429
+    assert caught.value.headers.get("Retry-After") == header
 
 
 def test_it_records_each_request_with_its_body(fake_openai):

@@ -14,7 +14,6 @@ def _chat(server, **overrides) -> OpenAIChatModel:
         "base_url": server.base_url,
         "timeout": 5.0,
         "max_retries": 2,
-        "retry_base_delay": 0.001,
     }
     return OpenAIChatModel("gpt-test", **{**options, **overrides})
 
