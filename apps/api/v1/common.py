@@ -1,11 +1,11 @@
 """Shared pieces of the v1 API: strict serializers, cursor pagination, the agent of a request."""
 
-import re
-
 from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import exceptions, serializers
 from rest_framework.pagination import CursorPagination
 
+from apps.core.text import text_problem
 from apps.tenancy.auth import AgentPrincipal
 
 
@@ -27,9 +27,6 @@ class StrictSerializer(serializers.Serializer):
 INTEGER_MAX = 2_147_483_647
 
 
-# What jsonb refuses in any string or key: NUL, and UTF-16 surrogates without their pair (a
-# paired \ud83d\ude00 reaches Python as one code point, so any surrogate left is lone).
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 # Deeper JSON runs Python's encoder out of stack (a 500) long before any real metadata needs it.
 JSON_MAX_DEPTH = 100
 
@@ -47,7 +44,7 @@ def json_problem(value) -> str | None:
             return f"It nests more than {JSON_MAX_DEPTH} levels deep; flatten it"
         if isinstance(node, dict):
             for key, item in node.items():
-                problem = _text_problem(str(key))
+                problem = text_problem(str(key))
                 if problem:
                     # repr() escapes the character, so the error itself stays encodable.
                     return f"The key {str(key)!r} at {where or 'the top'} {problem}"
@@ -57,21 +54,10 @@ def json_problem(value) -> str | None:
                 (f"{where}[{index}]", item, depth + 1) for index, item in enumerate(node)
             )
         elif isinstance(node, str):
-            problem = _text_problem(node)
+            problem = text_problem(node)
             if problem:
                 return f"The text at {where or 'the top'} {problem}"
     return None
-
-
-def _text_problem(text: str) -> str | None:
-    found = _UNSTORABLE.search(text)
-    if found is None:
-        return None
-    if found.group() == "\x00":
-        what, fix = "the NUL character (\\u0000)", "remove it, or send binary data as base64"
-    else:
-        what, fix = "a lone UTF-16 surrogate (\\ud800-\\udfff)", "send the full pair or remove it"
-    return f"contains {what}, which the database cannot store; {fix}"
 
 
 def _check_storable(value) -> None:
@@ -142,12 +128,34 @@ class IdCursorPagination(CursorPagination):
         return parse_limit(raw, maximum=self.max_page_size)
 
     def paginate_queryset(self, queryset, request, view=None):
+        self.model = queryset.model
         try:
             return super().paginate_queryset(queryset, request, view)
         except exceptions.NotFound:
             raise exceptions.ValidationError(
                 {"cursor": ["Invalid cursor: pass the 'next' or 'previous' link of a page."]}
             ) from None
+
+    def decode_cursor(self, request):
+        """Decode the cursor, refusing one this server cannot have issued.
+
+        DRF checks only the cursor's syntax; its position goes straight into the query, where a
+        value of the wrong type fails in the database as a 500.
+        """
+        cursor = super().decode_cursor(request)
+        if cursor is None:
+            return None
+        # An offset counts rows of one page that share the last position, so no issued cursor
+        # has one beyond the largest page (DRF would silently cap it instead).
+        if cursor.offset > self.max_page_size:
+            raise exceptions.NotFound(self.invalid_cursor_message)
+        if cursor.position is not None:
+            field = self.model._meta.get_field(self.ordering[0].lstrip("-"))
+            try:
+                field.run_validators(field.to_python(cursor.position))
+            except DjangoValidationError:
+                raise exceptions.NotFound(self.invalid_cursor_message) from None
+        return cursor
 
 
 def parse_limit(raw: str, *, maximum: int) -> int:
