@@ -41,6 +41,14 @@ class Source(BaseModel):
     label = models.CharField(max_length=300, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
 
+    class Meta:
+        constraints = [
+            # Services get-or-create a source by these three; concurrent first uses insert once.
+            models.UniqueConstraint(
+                fields=["knowledge_base", "kind", "label"], name="source_unique_in_kb"
+            )
+        ]
+
     def __str__(self):
         return f"{self.kind}: {self.label}"
 

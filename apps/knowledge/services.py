@@ -13,7 +13,14 @@ from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError, Conflict, UnsupportedMediaType
 from apps.core.ids import uuid7
 from apps.knowledge.ingestion import document_ingest_enqueue
-from apps.knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase, Source
+from apps.knowledge.models import (
+    Chunk,
+    Document,
+    DocumentStatus,
+    KnowledgeBase,
+    Source,
+    SourceKind,
+)
 from apps.knowledge.sniff import MARKDOWN, UnsupportedContent, sniff_mime
 from apps.providers.tokens import count_tokens
 from apps.search.indexing import index_chunks, index_set_visible
@@ -28,14 +35,26 @@ class UpsertResult:
 
 
 def knowledge_base_get_or_create(*, project: Project, slug: str, name: str = "") -> KnowledgeBase:
-    try:
-        with transaction.atomic():
-            kb, _ = KnowledgeBase.objects.get_or_create(
-                project=project, slug=slug, defaults={"name": name or slug}
-            )
-    except IntegrityError:
-        kb = KnowledgeBase.objects.get(project=project, slug=slug)
+    """Return the project's knowledge base with this slug, creating it; safe under races.
+
+    get_or_create inserts inside its own savepoint and reads again after an IntegrityError, so a
+    concurrent creator (another upsert, or POST knowledge-bases) yields the row it committed.
+    """
+    kb, _ = KnowledgeBase.objects.get_or_create(
+        project=project, slug=slug, defaults={"name": name or slug}
+    )
     return kb
+
+
+def _source_get_or_create(*, kb: KnowledgeBase, kind: str, label: str) -> Source:
+    """Return the knowledge base's source of this kind and label, creating it once.
+
+    The unique (knowledge base, kind, label) constraint makes a concurrent first use insert one
+    row: without it two first uploads each created a source, and every later get_or_create
+    failed with MultipleObjectsReturned.
+    """
+    source, _ = Source.objects.get_or_create(knowledge_base=kb, kind=kind, label=label)
+    return source
 
 
 def text_hash(text: str) -> str:
@@ -56,9 +75,7 @@ def memory_upsert(
         return UpsertResult(existing, existing.chunks.get(chunk_index=0), created=False)
     try:
         with transaction.atomic():
-            source, _ = Source.objects.get_or_create(
-                knowledge_base=kb, kind="api", label="memory upsert"
-            )
+            source = _source_get_or_create(kb=kb, kind=SourceKind.API, label="memory upsert")
             document = Document.objects.create(
                 knowledge_base=kb,
                 source=source,
@@ -97,11 +114,20 @@ class DocumentResult:
 def knowledge_base_create(
     *, project: Project, slug: str, name: str = "", description: str = ""
 ) -> KnowledgeBase:
-    if KnowledgeBase.objects.filter(project=project, slug=slug).exists():
-        raise Conflict(f"A knowledge base {slug!r} exists in this project.", code="duplicate")
-    return KnowledgeBase.objects.create(
-        project=project, slug=slug, name=name or slug, description=description
-    )
+    """Create a knowledge base; a slug already taken, even a moment ago by a racing request, is 409.
+
+    The unique constraint decides, not a prior read: two concurrent creates (or a create racing a
+    memory upsert into the same namespace) both pass a read, and the loser's insert fails.
+    """
+    try:
+        with transaction.atomic():
+            return KnowledgeBase.objects.create(
+                project=project, slug=slug, name=name or slug, description=description
+            )
+    except IntegrityError:
+        raise Conflict(
+            f"A knowledge base {slug!r} exists in this project.", code="duplicate"
+        ) from None
 
 
 def document_upload(*, kb: KnowledgeBase, upload, title: str = "", actor: str) -> DocumentResult:
@@ -126,7 +152,7 @@ def document_upload(*, kb: KnowledgeBase, upload, title: str = "", actor: str) -
         return DocumentResult(existing, created=False)
     suffix = PurePosixPath(name).suffix.lower()[:10]
     with transaction.atomic():
-        source, _ = Source.objects.get_or_create(knowledge_base=kb, kind="upload", label="uploads")
+        source = _source_get_or_create(kb=kb, kind=SourceKind.UPLOAD, label="uploads")
         document = Document(
             knowledge_base=kb,
             source=source,
@@ -161,7 +187,7 @@ def document_from_text(*, kb: KnowledgeBase, title: str, text: str, actor: str) 
         return DocumentResult(existing, created=False)
     try:
         with transaction.atomic():
-            source, _ = Source.objects.get_or_create(knowledge_base=kb, kind="text", label="text")
+            source = _source_get_or_create(kb=kb, kind=SourceKind.TEXT, label="text")
             document = Document.objects.create(
                 knowledge_base=kb,
                 source=source,
