@@ -1,7 +1,72 @@
+from urllib.parse import unquote_to_bytes
+
 from django.conf import settings
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 
 from apps.core.errors import error_body
+from apps.core.text import text_problem
+
+
+def _refusal(request, status: int, code: str, message: str, details: dict) -> HttpResponse:
+    """Answer in the API's JSON error shape under /api/, as plain text elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body(code, message, details), status=status)
+    return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+
+
+def query_string_problem(query_string: str) -> tuple[str, str] | None:
+    """Return (parameter, what to fix) for the first parameter the server cannot use, or None.
+
+    Django decodes a query string leniently (invalid UTF-8 becomes U+FFFD, silently changing
+    the value), so the raw bytes are decoded here strictly; then, like a body's text, a value
+    must be storable: PostgreSQL fails on a NUL in any query it is given.
+    """
+    # WSGI hands the query string over as bytes decoded as Latin-1.
+    raw = query_string.encode("iso-8859-1", errors="replace")
+    for pair in raw.split(b"&"):
+        if not pair:
+            continue
+        name_bytes, _, value_bytes = pair.partition(b"=")
+        name_bytes, value_bytes = (
+            unquote_to_bytes(part.replace(b"+", b" ")) for part in (name_bytes, value_bytes)
+        )
+        try:
+            name = name_bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            name = name_bytes.decode("utf-8", errors="replace")
+            return name, "The query parameter's name is not valid UTF-8; percent-encode its bytes"
+        try:
+            value = value_bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            return name, "The query parameter is not valid UTF-8; percent-encode its UTF-8 bytes"
+        problem = text_problem(name)
+        if problem:
+            return name, f"The query parameter's name {problem}"
+        problem = text_problem(value)
+        if problem:
+            return name, f"The query parameter {problem}"
+    return None
+
+
+class QueryStringCheckMiddleware:
+    """Refuse a query-string parameter the server cannot use, naming it, before any view runs.
+
+    Views read query parameters without a serializer, so this is where they get the checks a
+    request body gets.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        found = query_string_problem(request.META.get("QUERY_STRING", ""))
+        if found:
+            name, problem = found
+            # repr() shows an invisible character as an escape and keeps the message encodable.
+            shown = name if name.isprintable() else repr(name)
+            message = f"{shown}: {problem}."
+            return _refusal(request, 400, "invalid", message, {name: [f"{problem}."]})
+        return self.get_response(request)
 
 
 class ApiBodyLimitMiddleware:
