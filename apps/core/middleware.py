@@ -14,6 +14,32 @@ def _refusal(request, status: int, code: str, message: str, details: dict) -> Ht
     return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
 
 
+class RequireContentLengthMiddleware:
+    """Refuse a request whose body comes without Content-Length (Transfer-Encoding: chunked).
+
+    Django reads exactly CONTENT_LENGTH bytes of a body, so a chunked one reads as empty and a
+    POST would store empty fields. Gunicorn de-chunks the body (and marks it with
+    wsgi.input_terminated) but Django never looks there, and runserver cannot de-chunk at all;
+    refusing is the one answer that is right under both. Gunicorn already refuses a request that
+    sends both headers.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if "HTTP_TRANSFER_ENCODING" in request.META:
+            return _refusal(
+                request,
+                411,
+                "length_required",
+                "Transfer-Encoding is not supported: send the request body with a "
+                "Content-Length header instead.",
+                {"header": "Transfer-Encoding"},
+            )
+        return self.get_response(request)
+
+
 def query_string_problem(query_string: str) -> tuple[str, str] | None:
     """Return (parameter, what to fix) for the first parameter the server cannot use, or None.
 
