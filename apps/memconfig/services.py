@@ -4,6 +4,7 @@ from django.db import IntegrityError, transaction
 
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError, Conflict
+from apps.memconfig.hooks import embedder_changed_notify
 from apps.memconfig.models import MemoryConfig, MemoryConfigVersion
 from apps.memconfig.schema import BY_KEY
 from apps.tenancy.models import Agent, Project
@@ -81,15 +82,8 @@ def config_update(
             after=after,
         )
         if any(BY_KEY[key].project_only for key in clean):
-            _notify_embedder_changed(config)
+            embedder_changed_notify(project_id=config.project_id)
     return config
-
-
-def _notify_embedder_changed(config: MemoryConfig) -> None:
-    """Start re-embedding the project's items with the new embedder (after commit)."""
-    from apps.search.vectors import vectors_sync_enqueue
-
-    vectors_sync_enqueue(project_id=config.project_id)
 
 
 def config_rollback(*, config: MemoryConfig, to_version: int, changed_by: str) -> MemoryConfig:
