@@ -126,8 +126,11 @@ STATIC_ROOT = DATA_DIR / "static"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    # Hashed, compressed names once collectstatic has run; the plain names before it.
+    "staticfiles": {"BACKEND": "apps.core.staticfiles.ManifestOrSourceStaticFilesStorage"},
 }
+# Until collectstatic has run, whitenoise serves the files from where they live in the source.
+WHITENOISE_USE_FINDERS = not (STATIC_ROOT / "staticfiles.json").exists()
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(DATA_DIR / "media")))
 
 SECURE_PROXY_SSL_HEADER = (
