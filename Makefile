@@ -48,10 +48,11 @@ browser:
 test: install browser
 	$(BIN)/pytest
 
-## lint: ruff lint + format check, and no model change without its migration
+## lint: ruff lint + format check, the import layers (pyproject.toml), no model change without its migration
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	$(PY) manage.py makemigrations --check --dry-run
 
 format: install
