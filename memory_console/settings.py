@@ -183,6 +183,19 @@ API_PAGE_SIZE = env_int("API_PAGE_SIZE", 50)
 API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 500)
 # An API key's last-used time is written at most this often, to keep writes off the hot path.
 API_KEY_TOUCH_SECONDS = env_int("API_KEY_TOUCH_SECONDS", 60)
+# What every API request reads (its key with the agent and project, the agent's memory config,
+# the project's serving embedder) is kept in each process for HOT_CACHE_SECONDS. The process
+# that changes one of them forgets it at once; other processes within that many seconds.
+HOT_CACHE_SECONDS = env_int("HOT_CACHE_SECONDS", 5)
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "hot": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "hot",
+        "TIMEOUT": HOT_CACHE_SECONDS,
+        "OPTIONS": {"MAX_ENTRIES": 10_000},
+    },
+}
 
 # --- Memory defaults (the global level of the memory config) --------------------------------
 MEMORY_DEFAULTS = defaults_from_env()

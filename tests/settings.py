@@ -1,6 +1,9 @@
 """Settings for the test suite: the real ones, with static files served from the finders and
 uploads kept in a folder of their own."""
 
+import os
+from pathlib import Path
+
 from memory_console.settings import *  # noqa: F403
 
 STORAGES = {
@@ -11,3 +14,9 @@ WHITENOISE_USE_FINDERS = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 STATIC_ROOT = None  # static files come from the finders; nothing is collected
 MEDIA_ROOT = DATA_DIR / "test-media"  # noqa: F405
+
+# A SQLite test database of this run's own, so that two runs in one checkout never share a file.
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
+    _test = DATABASES["default"]["TEST"]  # noqa: F405
+    _name = Path(_test["NAME"])
+    _test["NAME"] = str(_name.with_name(f"{_name.stem}_{os.getpid()}{_name.suffix}"))

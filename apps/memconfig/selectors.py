@@ -5,8 +5,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import caches
+from django.db import transaction
+from django.db.models import Q
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 
-from apps.core.rows import Reader
 from apps.memconfig.models import ConfigLevel, MemoryConfig, MemoryConfigVersion
 from apps.memconfig.schema import SETTINGS, Setting
 from apps.tenancy.models import Agent, Project
@@ -31,23 +35,30 @@ def config_level_get(*, project: Project | None = None, agent: Agent | None = No
 def config_effective(*, agent: Agent) -> EffectiveConfig:
     """The agent's settings: its own level over its project's, over the defaults.
 
-    Read through a Reader: the API asks for it on many requests, and compiling the ORM's
-    statement cost three times what running it does.
+    Many API requests ask for it, so it is kept in the per-process "hot" cache
+    (settings.HOT_CACHE_SECONDS); a config change forgets it.
     """
-    rows = _LEVELS.fetch(
-        "t0.agent_id = %s OR (t0.project_id = %s AND t0.agent_id IS NULL)",
-        [_LEVELS.prep("agent_id", agent.pk), _LEVELS.prep("project_id", agent.project_id)],
-    )
-    return _resolve(
-        {
-            (ConfigLevel.AGENT if row["agent_id"] else ConfigLevel.PROJECT).value: row["values"]
-            for row in rows
-        }
-    )
+    cache_key = f"memory-config:{agent.pk}"
+    config = caches["hot"].get(cache_key)
+    if config is None:
+        rows = MemoryConfig.objects.filter(
+            Q(agent_id=agent.pk) | Q(project_id=agent.project_id, agent__isnull=True)
+        ).values_list("agent_id", "values")
+        config = _resolve(
+            {
+                (ConfigLevel.AGENT if agent_id else ConfigLevel.PROJECT).value: values
+                for agent_id, values in rows
+            }
+        )
+        caches["hot"].set(cache_key, config)
+    return config
 
 
-# A config level's owner and overrides (project_id is read only to prepare its parameter).
-_LEVELS = Reader(MemoryConfig, ("agent_id", "project_id", "values"))
+@receiver([post_save, post_delete], sender=MemoryConfig)
+def _forget_configs(sender, instance, **kwargs):
+    # A project level is inherited by all its agents: forget this process's cached rows.
+    caches["hot"].clear()
+    transaction.on_commit(caches["hot"].clear)  # a read in between may have cached the old row
 
 
 def config_effective_for_project(*, project_id) -> EffectiveConfig:

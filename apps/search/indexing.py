@@ -1,59 +1,47 @@
 """Writes to the search index. Owning apps call these in the same transaction as their rows."""
 
-from django.db import connection, transaction
+import json
+
+from django.db import transaction
 from django.db.models import Q
 
 from apps.search.models import ItemEmbedding, ItemKind, SearchItem
-from apps.search.scope import db_uuid
 
 # Tool payloads are indexed as text too, but only this much of them.
 PAYLOAD_TEXT_CHARS = 2000
 
 
-def index_messages(*, thread, after_seq: int) -> None:
-    """Index the thread's messages stored after `after_seq`, and queue their embedding.
+def index_messages(*, thread, messages) -> None:
+    """Index newly stored messages of the thread, and queue their embedding.
 
-    One INSERT … SELECT copies them, so a batch costs one statement and no Python per row.
-    A message is found by its content, its tool name and the first PAYLOAD_TEXT_CHARS of its
+    A message is found by its tool name, its content and the first PAYLOAD_TEXT_CHARS of its
     payload's JSON.
     """
     project_id = thread.agent.project_id
-    resource = db_uuid(thread.resource_id) if thread.resource_id else None
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            INSERT INTO search_searchitem
-                (kind, project_id, agent_id, resource_id, thread_id, message_id, content,
-                 visible, created_at)
-            SELECT %s, %s, %s, %s, m.thread_id, m.id, {_message_text_sql()}, %s, m.created_at
-            FROM threads_message m
-            WHERE m.thread_id = %s AND m.seq > %s
-            """,
-            [
-                ItemKind.MESSAGE,
-                db_uuid(project_id),
-                db_uuid(thread.agent_id),
-                resource,
-                True,
-                db_uuid(thread.id),
-                after_seq,
-            ],
-        )
+    SearchItem.objects.bulk_create(
+        [
+            SearchItem(
+                kind=ItemKind.MESSAGE,
+                project_id=project_id,
+                agent_id=thread.agent_id,
+                resource_id=thread.resource_id,
+                thread_id=thread.id,
+                message_id=message.id,
+                content=message_search_text(message),
+                created_at=message.created_at,
+            )
+            for message in messages
+        ]
+    )
     _queue_embedding(project_id)
 
 
-def _message_text_sql() -> str:
-    """SQL for a message's search text: name, content and the start of its payload's JSON."""
-    if connection.vendor == "postgresql":
-        return (
-            f"concat_ws(E'\\n', NULLIF(m.name, ''), NULLIF(m.content, ''), "
-            f"left(m.payload::text, {PAYLOAD_TEXT_CHARS}))"
-        )
-    return (
-        "rtrim(coalesce(NULLIF(m.name, '') || char(10), '') "
-        "|| coalesce(NULLIF(m.content, '') || char(10), '') "
-        f"|| coalesce(substr(m.payload, 1, {PAYLOAD_TEXT_CHARS}), ''), char(10))"
-    )
+def message_search_text(message) -> str:
+    """Return what a message is found by: name, content and the start of its payload's JSON."""
+    parts = [message.name, message.content]
+    if message.payload is not None:
+        parts.append(json.dumps(message.payload, ensure_ascii=False)[:PAYLOAD_TEXT_CHARS])
+    return "\n".join(part for part in parts if part)
 
 
 def index_entry(*, entry, visible: bool) -> SearchItem:

@@ -1,29 +1,41 @@
-"""The one search service: lexical + vector + recency over messages, chunks and entries."""
+"""The one search service: lexical + vector + recency over messages, chunks and entries.
+
+search_for_agent() is what the API, the console and the context assembly call: it scopes the
+search to one agent, ranks, and returns typed hits with the messages around each message hit.
+rank() and search() are its parts, for callers that build their own scopes (operators,
+episodic recall, the knowledge-base webhooks, evaluation).
+"""
 
 import logging
-from dataclasses import dataclass
-from datetime import datetime
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import connection
+from django.db.models import Q
 from django.utils import timezone
 
-from apps.core.rows import Reader
+from apps.memconfig.selectors import config_effective
 from apps.providers.embeddings import embedder_for
 from apps.providers.errors import EmbeddingError
+from apps.search.backends import backend
 from apps.search.fusion import Fused, FusionWeights, fuse
-from apps.search.lexical import lexical_candidates
 from apps.search.models import ItemKind, SearchItem
-from apps.search.nearest import vector_candidates
 from apps.search.query import query_terms
 from apps.search.scope import Scope
-from apps.search.times import epoch_seconds, from_epoch
 from apps.search.vectors import vector_model_serving
 
 logger = logging.getLogger(__name__)
 # The relation of SearchItem that holds each kind's own row.
 _RELATED = {ItemKind.MESSAGE: "message", ItemKind.CHUNK: "chunk", ItemKind.ENTRY: "entry"}
+# The result type the API shows for each kind.
+RESULT_TYPES = {
+    ItemKind.MESSAGE: "message",
+    ItemKind.CHUNK: "knowledge",
+    ItemKind.ENTRY: "episodic",
+}
 # What a response says when the embedder failed and vectors were left out of the ranking.
 VECTORS_UNAVAILABLE = {
     "code": "vectors_unavailable",
@@ -70,27 +82,6 @@ def query_vector(*, project_id, query: str) -> QueryVector | None:
     return query_embed(project_id=project_id, query=query).vector
 
 
-def search(
-    *,
-    scopes: list[Scope],
-    query: str,
-    top_k: int,
-    vector: QueryVector | None = None,
-    weights: FusionWeights | None = None,
-    signals: tuple[str, ...] = ("lexical", "vector"),
-) -> list[SearchHit]:
-    """Return the top_k items of the scopes for the query, best first, each with its signals."""
-    winners = rank(
-        scopes=scopes, query=query, top_k=top_k, vector=vector, weights=weights, signals=signals
-    )
-    # Join only the tables of the kinds searched: every join adds its columns to each row.
-    related = dict.fromkeys(_RELATED[scope.kind] for scope in scopes)
-    items = SearchItem.objects.select_related(*related).in_bulk(
-        [entry.item_id for entry in winners]
-    )
-    return [SearchHit(items[e.item_id], e.score, e.signals) for e in winners if e.item_id in items]
-
-
 def rank(
     *,
     scopes: list[Scope],
@@ -106,25 +97,29 @@ def rank(
     2. Each scope's lists are fused by reciprocal rank with a recency bonus.
     3. The fused lists of all scopes are merged by score and cut to top_k.
     """
+    db = backend()
     weights = weights or default_weights()
     terms = query_terms(query)
     depth = max(top_k * 4, settings.SEARCH_CANDIDATES)
-    ranked_by_scope = []
-    seen_at: dict[int, float] = {}  # the candidates' created_at, read with them
-    for scope in scopes:
-        ranked = {}
-        if "lexical" in signals:
-            ranked["lexical"] = lexical_candidates(scope, terms, depth, seen_at=seen_at)
-        if "vector" in signals and vector is not None:
-            ranked["vector"] = vector_candidates(
-                scope, vector.model, vector.dims, vector.vector, depth, seen_at=seen_at
-            )
-        ranked_by_scope.append(ranked)
-    candidate_ids = {i for ranked in ranked_by_scope for lst in ranked.values() for i, _ in lst}
-    created = {item_id: from_epoch(seen_at[item_id]) for item_id in candidate_ids & seen_at.keys()}
-    created.update(items_created_at(candidate_ids - seen_at.keys()))
     now = timezone.now()
-    fused = [entry for ranked in ranked_by_scope for entry in fuse(ranked, created, now, weights)]
+    fused: list[Fused] = []
+    for scope in scopes:
+        candidates = {}
+        if "lexical" in signals:
+            candidates["lexical"] = db.lexical_candidates(scope, terms, depth)
+        if "vector" in signals and vector is not None:
+            candidates["vector"] = db.vector_candidates(
+                scope, vector.model, vector.dims, vector.vector, depth
+            )
+        created = {
+            c.item_id: datetime.fromtimestamp(c.created, UTC)
+            for found in candidates.values()
+            for c in found
+        }
+        ranked = {
+            signal: [(c.item_id, c.score) for c in found] for signal, found in candidates.items()
+        }
+        fused += fuse(ranked, created, now, weights)
     fused.sort(key=lambda entry: (-entry.score, -entry.item_id))
     winners = fused[:top_k]
     for entry in winners:
@@ -132,49 +127,193 @@ def rank(
     return winners
 
 
-def items_values(item_ids, fields: tuple[str, ...]) -> dict[int, dict]:
-    """Return the named fields (relations' with `__`) of each existing item, by item id.
+def search(
+    *,
+    scopes: list[Scope],
+    query: str,
+    top_k: int,
+    vector: QueryVector | None = None,
+    weights: FusionWeights | None = None,
+    signals: tuple[str, ...] = ("lexical", "vector"),
+) -> list[SearchHit]:
+    """Return the top_k items of the scopes for the query, best first, each with its signals."""
+    winners = rank(
+        scopes=scopes, query=query, top_k=top_k, vector=vector, weights=weights, signals=signals
+    )
+    # Join only the tables of the kinds searched: every join adds its columns to each row.
+    related = dict.fromkeys(_RELATED[scope.kind] for scope in scopes)
+    items = SearchItem.objects.select_related(*related).in_bulk([e.item_id for e in winners])
+    return [SearchHit(items[e.item_id], e.score, e.signals) for e in winners if e.item_id in items]
 
-    Plain rows, as values() gives them, through a Reader composed once per set of fields:
-    model instances of the items and their messages, chunks or entries, or the ORM compiling
-    the statement each time, cost more than the search itself.
+
+def nearest(*, scope: Scope, vector: QueryVector, limit: int) -> list[tuple[int, float]]:
+    """Return (item id, cosine similarity) of the scope's items nearest to vector, nearest first."""
+    found = backend().vector_candidates(scope, vector.model, vector.dims, vector.vector, limit)
+    return [(candidate.item_id, candidate.score) for candidate in found]
+
+
+@dataclass(frozen=True)
+class ContextMessage:
+    """A message shown beside a hit: enough to rebuild the chat message it was."""
+
+    id: uuid.UUID
+    seq: int
+    role: str
+    kind: str
+    name: str
+    content: str
+    payload: Any
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class MessageRange:
+    before: list[ContextMessage]
+    after: list[ContextMessage]
+
+
+@dataclass
+class Hit:
+    """One search result. Message hits carry the message's fields and the messages around it."""
+
+    type: str  # message | knowledge | episodic
+    id: uuid.UUID  # the message's, chunk's or entry's id
+    content: str
+    score: float
+    signals: dict
+    thread_id: uuid.UUID | None = None
+    metadata: dict = field(default_factory=dict)
+    message_id: uuid.UUID | None = None
+    seq: int | None = None
+    role: str | None = None
+    kind: str | None = None
+    name: str | None = None
+    payload: Any = None
+    context: MessageRange | None = None
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    hits: list[Hit]
+    warnings: list[dict]
+
+
+def search_for_agent(
+    *,
+    agent,
+    query: str,
+    kinds: list[str],
+    thread_id: uuid.UUID | None = None,
+    resource_id: uuid.UUID | None = None,
+    knowledge_base_ids: tuple[uuid.UUID, ...] = (),
+    top_k: int = 10,
+    message_range: tuple[int, int] | None = None,
+) -> SearchResults:
+    """Search what the agent may see: its messages and entries, its project's knowledge.
+
+    thread_id narrows messages to one thread and resource_id messages and entries to one end
+    user; both must already be known to be the agent's (the caller looked them up).
+    message_range is (before, after): how many messages to show around each message hit; by
+    default the agent's semantic_recall_range_before/after settings.
     """
-    if not item_ids:
-        return {}
-    reader = _readers.get(fields)
-    if reader is None:
-        reader = _readers.setdefault(fields, Reader(SearchItem, ("id", *fields)))
-    return {row["id"]: row for row in reader.fetch(*_id_among("t0.id", item_ids))}
+    scopes = []
+    for kind in dict.fromkeys(kinds):
+        if kind == ItemKind.CHUNK:
+            scopes.append(
+                Scope(kind=kind, project_id=agent.project_id, knowledge_base_ids=knowledge_base_ids)
+            )
+        else:
+            scopes.append(
+                Scope(
+                    kind=kind,
+                    project_id=agent.project_id,
+                    agent_id=agent.id,
+                    resource_id=resource_id,
+                    thread_id=thread_id if kind == ItemKind.MESSAGE else None,
+                )
+            )
+    embedding = query_embed(project_id=agent.project_id, query=query)
+    found = search(scopes=scopes, query=query, top_k=top_k, vector=embedding.vector)
+    hits = [_hit(found_hit) for found_hit in found]
+    message_hits = [hit for hit in hits if hit.type == "message"]
+    if message_hits:
+        if message_range is None:
+            config = config_effective(agent=agent)
+            message_range = (
+                config["semantic_recall_range_before"],
+                config["semantic_recall_range_after"],
+            )
+        _add_ranges(message_hits, *message_range)
+    warnings = [VECTORS_UNAVAILABLE] if embedding.failed else []
+    return SearchResults(hits=hits, warnings=warnings)
 
 
-_readers: dict[tuple[str, ...], Reader] = {}
+def _hit(found: SearchHit) -> Hit:
+    item = found.item
+    hit = Hit(
+        type=RESULT_TYPES[item.kind],
+        id=item.id,
+        content=item.content,
+        score=found.score,
+        signals=found.signals,
+        thread_id=item.thread_id,
+    )
+    if item.kind == ItemKind.MESSAGE:
+        message = item.message
+        hit.id = hit.message_id = message.id
+        hit.content = message.content
+        hit.metadata = message.metadata
+        hit.seq, hit.role, hit.kind = message.seq, message.role, message.kind
+        hit.name, hit.payload = message.name, message.payload
+    elif item.kind == ItemKind.CHUNK:
+        chunk = item.chunk
+        hit.id = chunk.id
+        hit.metadata = {
+            **chunk.metadata,
+            "document_id": str(chunk.document_id),
+            "chunk_index": chunk.chunk_index,
+            "knowledge_base_id": str(item.knowledge_base_id),
+        }
+    else:
+        entry = item.entry
+        hit.id = entry.id
+        hit.metadata = {**entry.metadata, "source": entry.source, "status": entry.status}
+    return hit
 
 
-def items_created_at(item_ids) -> dict[int, datetime]:
-    """Return each existing item's created_at: what the recency bonus needs of a candidate.
+# Messages belong to the threads app, above this one; the search index reaches them through
+# its own relation rather than an import.
+_Message = SearchItem._meta.get_field("message").related_model
+_RANGE_FIELDS = ("id", "thread_id", "seq", "role", "kind", "name", "content", "payload")
 
-    Candidates found by rank() bring theirs; this reads the others'. A plain cursor, reading
-    seconds since the epoch: the ORM's compiling, and the drivers' conversion of a stored
-    timestamp, cost more than the read (see times.py).
+
+def _add_ranges(hits: list[Hit], before: int, after: int) -> None:
+    """Give each message hit the messages just before and after it in its thread.
+
+    A message appears once across all ranges: not in a range when it is itself a hit, nor in
+    a later (lower-ranked) hit's range when an earlier hit's range already holds it.
     """
-    if not item_ids:
-        return {}
-    where, params = _id_among("id", item_ids)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id, {epoch_seconds('created_at')} FROM search_searchitem WHERE {where}",
-            params,
+    wanted: dict[uuid.UUID, set[int]] = {}
+    for hit in hits:
+        wanted.setdefault(hit.thread_id, set()).update(
+            range(max(1, hit.seq - before), hit.seq + after + 1)
         )
-        rows = cursor.fetchall()
-    return {item_id: from_epoch(at) for item_id, at in rows}
-
-
-def _id_among(column: str, item_ids) -> tuple[str, list]:
-    """Return (SQL condition, params): column is one of item_ids (a non-empty collection)."""
-    ids = list(item_ids)
-    if connection.vendor == "postgresql":  # one array parameter: less to compose than an IN list
-        return f"{column} = ANY(%s)", [ids]
-    return f"{column} IN ({', '.join(['%s'] * len(ids))})", ids
+    for hit in hits:
+        wanted[hit.thread_id].discard(hit.seq)  # a hit is never in a range: no need to load it
+    condition = Q(pk__in=[])
+    for thread_id, seqs in wanted.items():
+        if seqs:
+            condition |= Q(thread_id=thread_id, seq__in=sorted(seqs))
+    rows = _Message.objects.filter(condition).values(*_RANGE_FIELDS, "created_at")
+    by_key = {(row.pop("thread_id"), row["seq"]): ContextMessage(**row) for row in rows.iterator()}
+    shown = {(hit.thread_id, hit.seq) for hit in hits}
+    for hit in hits:
+        ranges = []
+        for seqs in (range(hit.seq - before, hit.seq), range(hit.seq + 1, hit.seq + after + 1)):
+            keys = [(hit.thread_id, seq) for seq in seqs if (hit.thread_id, seq) in by_key]
+            ranges.append([by_key[key] for key in keys if key not in shown])
+            shown.update(keys)
+        hit.context = MessageRange(before=ranges[0], after=ranges[1])
 
 
 def default_weights() -> FusionWeights:

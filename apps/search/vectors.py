@@ -9,15 +9,16 @@ import logging
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.core.cache import caches
+from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from apps.jobs.services import job_enqueue, job_progress
 from apps.memconfig.selectors import config_effective_for_project
 from apps.providers.embeddings import embedder_for
+from apps.search.backends import backend
 from apps.search.models import ItemEmbedding, SearchItem, VectorIndex, VectorIndexStatus
-from apps.search.nearest import HNSW_MAX_DIMS
 
 logger = logging.getLogger(__name__)
 JOB_KIND = "search.vectors"
@@ -50,21 +51,29 @@ class ServingModel:
     dims: int
 
 
+_NO_VECTORS = ServingModel("", 0)  # cached for a project without a serving index
+
+
 def vector_model_serving(*, project_id) -> ServingModel | None:
     """Return the model and dimension of vector_index_serving(), which is all a query needs.
 
-    A plain cursor: every search asks this first, and the ORM's compiling of the statement
-    cost more than running it (0.8 against 0.2 ms on PostgreSQL).
+    Every search asks this first, so it is kept in the per-process "hot" cache
+    (settings.HOT_CACHE_SECONDS); a switch-over or retirement forgets it.
     """
-    project = VectorIndex._meta.get_field("project").get_db_prep_value(project_id, connection)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT model, dims FROM {VectorIndex._meta.db_table} "
-            "WHERE project_id = %s AND status = %s ORDER BY ready_at DESC LIMIT 1",
-            [project, VectorIndexStatus.READY.value],
-        )
-        row = cursor.fetchone()
-    return ServingModel(row[0], row[1]) if row else None
+    cache_key = f"vector-model:{project_id}"
+    serving = caches["hot"].get(cache_key)
+    if serving is None:
+        index = vector_index_serving(project_id=project_id)
+        serving = ServingModel(index.model, index.dims) if index else _NO_VECTORS
+        caches["hot"].set(cache_key, serving)
+    return None if serving == _NO_VECTORS else serving
+
+
+def _forget_serving(project_id) -> None:
+    # Now, and again at commit: a search in between may have cached the old index.
+    forget = lambda: caches["hot"].delete(f"vector-model:{project_id}")  # noqa: E731
+    forget()
+    transaction.on_commit(forget)
 
 
 def vectors_sync(*, project_id, job=None) -> None:
@@ -96,7 +105,7 @@ def _target_index(project_id, model: str, dims: int) -> VectorIndex | None:
         status__in=[VectorIndexStatus.BUILDING, VectorIndexStatus.READY],
         defaults={"status": VectorIndexStatus.BUILDING},
     )
-    _ensure_ann_index(dims)
+    backend().ensure_vector_index(dims)
     return index
 
 
@@ -146,6 +155,7 @@ def _switch_over(index: VectorIndex) -> None:
         index.status = VectorIndexStatus.READY
         index.ready_at = timezone.now()
         index.save(update_fields=["status", "ready_at"])
+        _forget_serving(index.project_id)
         older = VectorIndex.objects.filter(
             project_id=index.project_id, status=VectorIndexStatus.READY
         ).exclude(pk=index.pk)
@@ -156,23 +166,7 @@ def _switch_over(index: VectorIndex) -> None:
 
 def _retire(index: VectorIndex) -> None:
     VectorIndex.objects.filter(pk=index.pk).update(status=VectorIndexStatus.RETIRED)
+    _forget_serving(index.project_id)
     ItemEmbedding.objects.filter(
         project_id=index.project_id, model=index.model, dims=index.dims
     ).delete()
-
-
-def _ensure_ann_index(dims: int) -> None:
-    """Create pgvector's HNSW index for vectors of this dimension (PostgreSQL only)."""
-    if connection.vendor != "postgresql" or dims > HNSW_MAX_DIMS:
-        return
-    with connection.cursor() as cursor:
-        # Deferred foreign-key checks of rows written earlier in this transaction would make
-        # CREATE INDEX refuse the table ("pending trigger events"): run them now, then defer
-        # again (Django's foreign keys are all DEFERRABLE INITIALLY DEFERRED).
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        cursor.execute(
-            f"CREATE INDEX IF NOT EXISTS search_embedding_hnsw_{int(dims)} "
-            f"ON search_itemembedding USING hnsw ((vector::vector({int(dims)})) "
-            f"vector_cosine_ops) WHERE dims = {int(dims)}"
-        )
-        cursor.execute("SET CONSTRAINTS ALL DEFERRED")

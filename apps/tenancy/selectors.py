@@ -3,9 +3,12 @@
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.cache import caches
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 from django.utils import timezone
 
-from apps.core.rows import Reader, attnames, instance
 from apps.tenancy.keys import key_matches, key_prefix
 from apps.tenancy.models import Agent, ApiKey, Project, Resource
 
@@ -15,36 +18,56 @@ class KeyRejected(Exception):
 
 
 def api_key_authenticate(key: str) -> ApiKey:
-    """Return the active key row for a presented key, or raise KeyRejected."""
+    """Return the active key row for a presented key, with its agent and project.
+
+    Every API request asks this, so the row is kept in the per-process "hot" cache
+    (settings.HOT_CACHE_SECONDS); revoking a key, or changing its agent or project, forgets it.
+    """
     prefix = key_prefix(key)
     if prefix is None:
         raise KeyRejected("Malformed API key: expected 'mc_<prefix>_<secret>'.")
-    rows = _KEYS.fetch("t0.prefix = %s", [prefix])  # prefix is unique
-    row = rows[0] if rows else None
-    if row is None or not key_matches(key, row["key_hash"]):
+    cache_key = _cache_key(prefix)
+    api_key = caches["hot"].get(cache_key)
+    if api_key is None:
+        api_key = ApiKey.objects.select_related("agent__project").filter(prefix=prefix).first()
+        if api_key is not None:
+            caches["hot"].set(cache_key, api_key)
+    if api_key is None or not key_matches(key, api_key.key_hash):
         raise KeyRejected("Unknown API key.")
-    api_key = instance(ApiKey, row)
-    api_key.agent = instance(Agent, row, "agent__")
-    api_key.agent.project = instance(Project, row, "agent__project__")
     if api_key.revoked_at is not None:
         raise KeyRejected("This API key has been revoked.")
-    _touch(api_key)
+    if _touch(api_key):
+        caches["hot"].set(cache_key, api_key)
     return api_key
 
 
-# A key with its agent and project: every API request reads one (see apps/core/rows.py).
-_KEYS = Reader(
-    ApiKey, attnames(ApiKey) + attnames(Agent, "agent__") + attnames(Project, "agent__project__")
-)
+def api_key_forget(*, prefix: str) -> None:
+    """Drop a key from this process's cache (its row changed without a model signal)."""
+    caches["hot"].delete(_cache_key(prefix))
 
 
-def _touch(api_key: ApiKey) -> None:
+def _cache_key(prefix: str) -> str:
+    return f"api-key:{prefix}"
+
+
+@receiver([post_save, post_delete], sender=ApiKey)
+@receiver([post_save, post_delete], sender=Agent)
+@receiver([post_save, post_delete], sender=Project)
+def _forget_keys(sender, instance, **kwargs):
+    # Rare writes: forgetting everything of this process is simpler than finding the keys.
+    caches["hot"].clear()
+    transaction.on_commit(caches["hot"].clear)  # a read in between may have cached the old row
+
+
+def _touch(api_key: ApiKey) -> bool:
     """Record use, at most once per API_KEY_TOUCH_SECONDS so reads do not become writes."""
     now = timezone.now()
     stale_before = now - timedelta(seconds=settings.API_KEY_TOUCH_SECONDS)
     if api_key.last_used_at is None or api_key.last_used_at < stale_before:
         ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
         api_key.last_used_at = now
+        return True
+    return False
 
 
 def resource_find(*, project: Project, external_id: str) -> Resource | None:

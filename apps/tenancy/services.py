@@ -8,6 +8,7 @@ from django.utils import timezone
 from apps.audit.services import audit_record
 from apps.tenancy.keys import key_generate
 from apps.tenancy.models import Agent, ApiKey, Project, Resource
+from apps.tenancy.selectors import api_key_forget
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ def api_key_revoke(*, api_key: ApiKey, actor: str = "system") -> ApiKey:
     revoked = ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(
         revoked_at=timezone.now()
     )
+    api_key_forget(prefix=api_key.prefix)  # update() sends no signal to forget it by
     before = _key_snapshot(api_key)
     api_key.refresh_from_db()
     if revoked:

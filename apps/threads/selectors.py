@@ -5,7 +5,6 @@ import uuid
 from django.db.models import Count, F, QuerySet, Sum
 
 from apps.core.errors import NotFound
-from apps.core.rows import Reader
 from apps.tenancy.models import Agent
 from apps.threads.models import Message, Run, Thread
 
@@ -54,56 +53,6 @@ def message_page(
         return list(reversed(page[:limit])), has_more
     page = list(messages.filter(seq__gt=after_seq or 0).order_by("seq")[: limit + 1])
     return page[:limit], len(page) > limit
-
-
-_CONTEXT_FIELDS = ("id", "thread_id", "seq", "role", "kind", "content", "created_at")
-_CONTEXT = Reader(Message, _CONTEXT_FIELDS)
-
-
-def message_context(*, hits, before: int, after: int) -> dict[uuid.UUID, tuple[list, list]]:
-    """Return, per hit message, the messages just before and after it in its thread.
-
-    hits are messages (anything with id, thread_id and seq). A message appears once across all
-    ranges: not in a range when it is itself a hit, nor in a later (lower-ranked) hit's range
-    when an earlier hit's range already holds it. The range's messages are plain dicts of id,
-    thread_id, seq, role, kind, content and created_at: model instances cost more than the
-    search that found the hits.
-    """
-    wanted: dict[uuid.UUID, set[int]] = {}
-    for hit in hits:
-        wanted.setdefault(hit.thread_id, set()).update(
-            range(max(1, hit.seq - before), hit.seq + after + 1)
-        )
-    for hit in hits:
-        wanted[hit.thread_id].discard(hit.seq)  # a hit is never in a range: no need to load it
-    by_key = {(m["thread_id"], m["seq"]): m for m in _messages_at(wanted)}
-    shown = {(hit.thread_id, hit.seq) for hit in hits}
-    context = {}
-    for hit in hits:
-        ranges = []
-        for seqs in (range(hit.seq - before, hit.seq), range(hit.seq + 1, hit.seq + after + 1)):
-            keys = [(hit.thread_id, seq) for seq in seqs if (hit.thread_id, seq) in by_key]
-            ranges.append([by_key[key] for key in keys if key not in shown])
-            shown.update(keys)
-        context[hit.id] = (ranges[0], ranges[1])
-    return context
-
-
-def _messages_at(wanted: dict[uuid.UUID, set[int]]) -> list[dict]:
-    """Return the messages at the wanted seqs of each thread, as dicts of _CONTEXT_FIELDS.
-
-    One statement for every thread's ranges, through a Reader: one query per thread, or the
-    ORM's compiling, cost more than the search around it.
-    """
-    conditions, params = [], []
-    for thread_id, seqs in wanted.items():
-        if seqs:
-            marks = ", ".join(["%s"] * len(seqs))
-            conditions.append(f"(t0.thread_id = %s AND t0.seq IN ({marks}))")
-            params += [_CONTEXT.prep("thread_id", thread_id), *sorted(seqs)]
-    if not conditions:
-        return []
-    return _CONTEXT.fetch(" OR ".join(conditions), params)
 
 
 def message_get(*, agent: Agent, message_id: uuid.UUID) -> Message | None:

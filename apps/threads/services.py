@@ -128,7 +128,7 @@ def thread_append_messages(
         stored = _messages_by_key(thread, items)
         results: list[AppendedMessage] = []
         new: list[Message] = []
-        seq = first_seq = thread.last_seq
+        seq = thread.last_seq
         now = timezone.now()
         for index, item in enumerate(items):
             prior = stored.get(item.idempotency_key) if item.idempotency_key else None
@@ -145,7 +145,7 @@ def thread_append_messages(
         if new:
             Message.objects.bulk_create(new)
             _advance_counters(thread, new, seq, now)
-            index_messages(thread=thread, after_seq=first_seq)
+            index_messages(thread=thread, messages=new)
     return results
 
 

@@ -9,7 +9,7 @@ from django.db import connection
 from django.utils import timezone
 
 from apps.knowledge.services import knowledge_base_get_or_create
-from apps.search.lexical import lexical_candidates
+from apps.search.backends import backend
 from apps.search.models import SearchItem
 from apps.search.scope import Scope
 from apps.tenancy.services import agent_get_or_create, project_get_or_create
@@ -90,24 +90,24 @@ def world(db):
 def test_a_common_term_brings_the_scopes_newest_matches(world, strategy, name):
     scope, ids = world[name]
 
-    found = lexical_candidates(scope, ["alpha"], limit=100)
+    found = backend().lexical_candidates(scope, ["alpha"], limit=100)
 
-    assert sorted(item_id for item_id, _ in found) == ids[-PER_TERM:]
+    assert sorted(c.item_id for c in found) == ids[-PER_TERM:]
 
 
 def test_a_term_missing_from_the_scope_finds_nothing(world, strategy):
     scope, _ = world["thread"]
 
-    assert lexical_candidates(scope, ["again"], limit=100) == []
+    assert backend().lexical_candidates(scope, ["again"], limit=100) == []
 
 
 @pytest.mark.parametrize("name", ["thread", "knowledge base", "agent"])
 def test_a_rare_terms_old_match_is_not_crowded_out(world, strategy, name):
     scope, ids = world[name]
 
-    found = lexical_candidates(scope, ["alpha", "zeppelin"], limit=100)
+    found = backend().lexical_candidates(scope, ["alpha", "zeppelin"], limit=100)
 
-    found_ids = [item_id for item_id, _ in found]
+    found_ids = [c.item_id for c in found]
     assert found_ids[0] == ids[0]  # both terms: ranked first
     assert set(found_ids) == {ids[0], *ids[-PER_TERM:]}
 
@@ -116,15 +116,15 @@ def test_a_scope_of_two_bases_takes_the_newest_of_both(world, strategy):
     scope, _ = world["two bases"]
     newest = SearchItem.objects.filter(kind="chunk").order_by("-id")[:PER_TERM]
 
-    found = lexical_candidates(scope, ["alpha"], limit=100)
+    found = backend().lexical_candidates(scope, ["alpha"], limit=100)
 
-    assert {item_id for item_id, _ in found} == {item.id for item in newest}
+    assert {c.item_id for c in found} == {item.id for item in newest}
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL planner settings")
 def test_the_walks_planner_settings_do_not_outlast_it(world, strategy):
     scope, _ = world["agent"]
-    lexical_candidates(scope, ["alpha"], limit=100)  # inside the test's transaction
+    backend().lexical_candidates(scope, ["alpha"], limit=100)  # inside the test's transaction
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('enable_sort'), current_setting('enable_seqscan')")

@@ -2,7 +2,8 @@
 
 import pytest
 
-from apps.search.lexical import Span, bm25_scores, lexical_candidates
+from apps.search.backends import backend
+from apps.search.backends.sqlite import Span, bm25_scores
 from apps.search.scope import Scope
 
 
@@ -24,14 +25,14 @@ def test_a_scopes_scores_do_not_depend_on_other_tenants_text(alice, carol):
         {"role": "user", "content": "book the harbour tour"},
     )
     scope = messages_scope(alice, thread["id"])
-    before = lexical_candidates(scope, ["harbour", "invoice", "crane"], limit=10)
+    before = backend().lexical_candidates(scope, ["harbour", "invoice", "crane"], limit=10)
     # Another project writes the same words many times over: with statistics taken over the
     # whole index, "harbour" would now weigh less in alice's thread, and a score would tell
     # alice how often carol writes it.
     other = carol.new_thread()
     carol.append(other["id"], *[{"role": "user", "content": f"harbour {n}"} for n in range(60)])
 
-    after = lexical_candidates(scope, ["harbour", "invoice", "crane"], limit=10)
+    after = backend().lexical_candidates(scope, ["harbour", "invoice", "crane"], limit=10)
 
     assert after == before
     assert len(before) == 3
@@ -48,10 +49,10 @@ def test_other_tenants_rows_between_a_threads_messages_do_not_change_its_scores(
         carol.append(other["id"], *[{"role": "user", "content": "harbour crane"}] * 5)
     terms = ["harbour", "invoice", "crane"]
 
-    alone = lexical_candidates(messages_scope(alice, together["id"]), terms, limit=10)
-    mixed = lexical_candidates(messages_scope(alice, apart["id"]), terms, limit=10)
+    alone = backend().lexical_candidates(messages_scope(alice, together["id"]), terms, limit=10)
+    mixed = backend().lexical_candidates(messages_scope(alice, apart["id"]), terms, limit=10)
 
-    assert [score for _, score in mixed] == pytest.approx([score for _, score in alone])
+    assert [c.score for c in mixed] == pytest.approx([c.score for c in alone])
 
 
 def test_a_rare_word_outweighs_a_common_one():

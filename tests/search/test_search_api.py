@@ -231,16 +231,46 @@ def test_tool_calls_are_found_by_tool_name_and_payload(alice):
     assert by_payload["type"] == "message"
 
 
-def test_results_render_exactly_as_their_schema_serializer_says(alice):
-    from apps.api.v1.search import SearchResultSerializer
-
-    thread = alice.new_thread(resource_id="ann")
+def test_message_hits_and_their_ranges_rebuild_the_chat_messages(alice):
+    thread = alice.new_thread()
+    call = {"carrier": "DHL", "include_events": True}
+    result = {"status": "in transit", "hub": "Leipzig"}
     alice.append(
         thread["id"],
-        {"role": "user", "content": "the ferry leaves at nine", "metadata": {"lang": "en"}},
-        {"role": "assistant", "content": "noted: ferry at nine"},
-        {"role": "user", "content": "and the bus?"},
+        {"role": "user", "content": "where is parcel 7781?"},
+        {"role": "assistant", "kind": "tool_call", "name": "track_parcel", "payload": call},
+        {"role": "tool", "kind": "tool_result", "name": "track_parcel", "payload": result},
+        {"role": "assistant", "content": "It is in transit."},
     )
+
+    [hit] = _search(
+        alice, query="Leipzig", thread_id=thread["id"], message_range={"before": 1, "after": 1}
+    )
+
+    assert (hit["seq"], hit["role"], hit["kind"], hit["name"]) == (
+        3,
+        "tool",
+        "tool_result",
+        "track_parcel",
+    )
+    assert hit["payload"] == result and hit["content"] == ""
+    [before] = hit["context"]["before"]
+    [after] = hit["context"]["after"]
+    assert (before["role"], before["kind"], before["name"], before["payload"]) == (
+        "assistant",
+        "tool_call",
+        "track_parcel",
+        call,
+    )
+    assert (after["role"], after["kind"], after["content"], after["payload"]) == (
+        "assistant",
+        "message",
+        "It is in transit.",
+        None,
+    )
+
+
+def test_knowledge_and_episodic_hits_carry_no_message_fields(alice):
     alice.post(
         "/api/v1/memory/upsert", {"content": "ferry timetable: nine and noon", "namespace": "ops"}
     )
@@ -250,12 +280,10 @@ def test_results_render_exactly_as_their_schema_serializer_says(alice):
     )
     job_run_pending()
 
-    response = alice.post(
-        "/api/v1/search",
-        {"query": "ferry nine", "scopes": ["messages", "knowledge", "episodic"], "top_k": 10},
-    )
+    results = _search(alice, query="ferry nine", scopes=["knowledge", "episodic"])
 
-    results = response.json()["results"]
-    assert {r["type"] for r in results} == {"message", "knowledge", "episodic"}
-    assert any(r["context"] and (r["context"]["before"] or r["context"]["after"]) for r in results)
-    assert results == SearchResultSerializer(results, many=True).data
+    assert {r["type"] for r in results} == {"knowledge", "episodic"}
+    for r in results:
+        assert (r["seq"], r["role"], r["kind"], r["name"], r["payload"], r["context"]) == (
+            (None,) * 6
+        )

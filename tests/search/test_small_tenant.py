@@ -9,11 +9,10 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from apps.search.backends import backend
 from apps.search.models import ItemEmbedding, SearchItem
-from apps.search.nearest import vector_candidates
 from apps.search.scope import Scope
 from apps.search.selectors import QueryVector, search
-from apps.search.vectors import _ensure_ann_index
 from apps.tenancy.services import agent_get_or_create, project_get_or_create
 
 OTHER_AGENTS, ROWS_EACH, MINE = 20, 200, 3
@@ -83,7 +82,7 @@ def test_vector_search_returns_min_of_k_and_the_tenants_rows(
     query = rng.normal(size=DIMS).astype(np.float32)
     query /= np.linalg.norm(query)
 
-    nearest = vector_candidates(_scope(small), "test", DIMS, query, top_k)
+    nearest = backend().vector_candidates(_scope(small), "test", DIMS, query, top_k)
     hits = search(
         scopes=[_scope(small)],
         query="no such words",
@@ -92,8 +91,8 @@ def test_vector_search_returns_min_of_k_and_the_tenants_rows(
     )
 
     assert len(nearest) == min(top_k, MINE)
-    assert {item_id for item_id, _ in nearest} <= set(mine)
-    assert [hit.item.id for hit in hits] == [item_id for item_id, _ in nearest]
+    assert {c.item_id for c in nearest} <= set(mine)
+    assert [hit.item.id for hit in hits] == [c.item_id for c in nearest]
 
 
 def _embed_every_item(rng) -> None:
@@ -115,7 +114,7 @@ def _embed_every_item(rng) -> None:
         ],
         batch_size=2000,
     )
-    _ensure_ann_index(DIMS)
+    backend().ensure_vector_index(DIMS)
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE search_itemembedding")

@@ -6,8 +6,8 @@ from django.db.models import Q
 from apps.jobs.models import Job
 from apps.jobs.services import job_run_pending
 from apps.providers.fake_openai import FakeOpenAIServer
+from apps.search.backends import backend
 from apps.search.models import ItemEmbedding, SearchItem, VectorIndex
-from apps.search.nearest import vector_candidates
 from apps.search.scope import Scope
 
 
@@ -108,9 +108,8 @@ def test_pgvector_filtered_to_a_small_tenant_returns_full_top_k_with_high_recall
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     owners = np.where(rng.random(rows) < 0.01, 1, 0)
     item_ids = _bulk_vectors(vectors, owners, [big, small], dims)
-    from apps.search.vectors import _ensure_ann_index
 
-    _ensure_ann_index(dims)
+    backend().ensure_vector_index(dims)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE search_itemembedding")
     tenant = Scope(kind="message", project_id=small.project_id, agent_id=small.id)
@@ -118,10 +117,10 @@ def test_pgvector_filtered_to_a_small_tenant_returns_full_top_k_with_high_recall
     recalls = []
     for query in rng.normal(size=(20, dims)).astype(np.float32):
         query /= np.linalg.norm(query)
-        found = vector_candidates(tenant, "bench", dims, query, 10)
+        found = backend().vector_candidates(tenant, "bench", dims, query, 10)
         exact = mine[np.argsort(-(vectors[mine] @ query))[:10]]
         assert len(found) == min(10, len(mine))
-        ids = {item_id for item_id, _ in found}
+        ids = {c.item_id for c in found}
         recalls.append(len(ids & {item_ids[i] for i in exact}) / 10)
     assert np.mean(recalls) >= 0.95
 
@@ -178,9 +177,9 @@ def test_a_scopes_cached_vectors_follow_every_change_to_them(alice, use_embedder
     vector = query_vector(project_id=project_id, query="harbour crane")
 
     def found():
-        hits = vector_candidates(scope, vector.model, vector.dims, vector.vector, 10)
+        hits = backend().vector_candidates(scope, vector.model, vector.dims, vector.vector, 10)
         return set(
-            SearchItem.objects.filter(id__in=[i for i, _ in hits]).values_list(
+            SearchItem.objects.filter(id__in=[c.item_id for c in hits]).values_list(
                 "message_id", flat=True
             )
         )

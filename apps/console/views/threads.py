@@ -6,14 +6,12 @@ from django.urls import path
 
 from apps.console.pages import paginate, query_without_page, render_page_or_fragment
 from apps.console.roles import OPERATOR, role_required
-from apps.memconfig.selectors import config_effective
 from apps.runstate.selectors import run_state_for_thread
 from apps.search.models import ItemKind
 from apps.search.scope import Scope
-from apps.search.selectors import query_vector, search
+from apps.search.selectors import search, search_for_agent
 from apps.tenancy.selectors import agent_list, project_list
 from apps.threads.selectors import (
-    message_context,
     thread_browse,
     thread_for_operator,
     timeline_page,
@@ -117,21 +115,9 @@ def thread_search(request, thread_id):
     query = request.POST.get("q", "").strip()
     results = []
     if query:
-        scope = Scope(
-            kind=ItemKind.MESSAGE,
-            project_id=thread.agent.project_id,
-            agent_id=thread.agent_id,
-            thread_id=thread.id,
-        )
-        vector = query_vector(project_id=thread.agent.project_id, query=query)
-        hits = search(scopes=[scope], query=query, top_k=10, vector=vector)
-        config = config_effective(agent=thread.agent)
-        context = message_context(
-            hits=[hit.item.message for hit in hits],
-            before=config["semantic_recall_range_before"],
-            after=config["semantic_recall_range_after"],
-        )
-        results = [(hit, *context[hit.item.message_id]) for hit in hits]
+        results = search_for_agent(
+            agent=thread.agent, query=query, kinds=[ItemKind.MESSAGE], thread_id=thread.id
+        ).hits
     return render(
         request,
         "console/threads/thread-search-results.html",

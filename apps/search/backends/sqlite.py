@@ -1,19 +1,25 @@
-"""Full-text candidates: PostgreSQL tsvector + GIN, SQLite FTS5 scored like BM25 in the scope."""
+"""SQLite search: full-text candidates by FTS5, scored like BM25 within the scope; vector
+candidates by NumPy over each scope's float32 rows, cached per process."""
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
+import numpy as np
 from django.conf import settings
 from django.db import connection
 
-from apps.search.lexical_postgres import idf_scores, newest_matches
+from apps.search.backends.common import (
+    Candidate,
+    capped_count,
+    db_uuid,
+    epoch_seconds,
+    scope_where,
+)
 from apps.search.query import fts5_match
 from apps.search.scope import Scope
-from apps.search.sizes import capped_count
-from apps.search.times import epoch_seconds
 
-# In the PostgreSQL score, how much ts_rank (how often the terms occur) adds to the IDF sum.
-_RANK_WEIGHT = 0.1
 # BM25's constants: how fast a term's weight saturates, and how much a text's length (in
 # characters here, not tokens) discounts it: 0.3 rather than the usual 0.75 ranked the labelled
 # retrieval set (bench/retrieval.py) as well as FTS5's bm25() did.
@@ -23,30 +29,28 @@ _BM25_B = 0.3
 _COUNT_CAP = 100_000
 
 
-def lexical_candidates(
-    scope: Scope, terms: list[str], limit: int, *, seen_at: dict[int, float] | None = None
-) -> list[tuple[int, float]]:
-    """Return up to limit (item id, score) pairs, best first; a higher score is a better match.
-
-    seen_at, when given, receives each returned item's created_at in seconds since the epoch,
-    read by the same statements (the recency bonus needs it; a query of its own costs more).
-    """
+def lexical_candidates(scope: Scope, terms: list[str], limit: int) -> list[Candidate]:
+    """Return up to limit candidates matching any of the terms, best first."""
     if not terms:
         return []
-    created: dict[int, float] = {}
-    if connection.vendor == "postgresql":
-        matches = newest_matches(scope, terms)
-        created = {match.item_id: match.created for match in matches}
-        found = idf_scores(matches, len(terms), _RANK_WEIGHT)[:limit]
-    else:
-        where, params = scope.where("si")
-        found = _sqlite(where, params, terms, limit, created)
-    if seen_at is not None:
-        seen_at.update((item_id, created[item_id]) for item_id, _ in found)
-    return found
+    where, params = scope_where(scope, "si")
+    return _newest_and_scored(where, params, terms, limit)
 
 
-def _sqlite(where, params, terms, limit, created: dict[int, float]):
+def vector_candidates(
+    scope: Scope, model: str, dims: int, vector: np.ndarray, limit: int
+) -> list[Candidate]:
+    """Return up to limit candidates by cosine similarity to vector, most similar first."""
+    where, params = scope_where(scope, "e")
+    where = f"e.model = %s AND e.dims = {int(dims)} AND {where}"
+    return _nearest(scope, where, [model, *params], vector, limit)
+
+
+def ensure_vector_index(dims: int) -> None:
+    """SQLite has no vector index: every scope is scanned with NumPy."""
+
+
+def _newest_and_scored(where, params, terms, limit) -> list[Candidate]:
     """Score each term's newest matches in the scope, reading only the scope's span.
 
     FTS5 cannot filter by scope inside its index, so a common word would have every match in
@@ -60,6 +64,7 @@ def _sqlite(where, params, terms, limit, created: dict[int, float]):
     much as the word is common (5.7 ms for a word in 125,000 of 300,000 items, against 0.2 ms
     for the same 200 rows unscored). bm25_scores() takes the scope's own figures instead.
     """
+    created: dict[int, float] = {}
     with connection.cursor() as cursor:
         # Two ordered LIMIT 1 probes walk an index from each end; MIN()/MAX() together read
         # every row of the scope.
@@ -87,7 +92,7 @@ def _sqlite(where, params, terms, limit, created: dict[int, float]):
     span = Span(low, high, size if size <= _COUNT_CAP else high - low + 1)
     scores = bm25_scores(per_term, span, settings.SEARCH_LEXICAL_CANDIDATES)
     ranked = sorted(scores.items(), key=lambda pair: (-pair[1], -pair[0]))
-    return ranked[:limit]
+    return [Candidate(item_id, score, created[item_id]) for item_id, score in ranked[:limit]]
 
 
 @dataclass(frozen=True)
@@ -129,3 +134,72 @@ def bm25_scores(
             weight = idf * (_BM25_K1 + 1) / (1 + _BM25_K1 * norm)
             scores[item_id] = scores.get(item_id, 0.0) + weight
     return scores
+
+
+def _sqlite_stamp(cursor, scope: Scope, where: str, params: list) -> tuple:
+    """Return what changes whenever the scope's vectors may have changed.
+
+    Migration 0003 keeps a counter per (project, kind) with triggers; reading it is one row,
+    where summarising the scope's rows would read every vector in it. Without a project (an
+    operator searching everything) the rows are summarised after all.
+    """
+    if scope.project_id is None:
+        cursor.execute(
+            f"SELECT count(*), max(e.id), total(e.id) FROM search_itemembedding e WHERE {where}",
+            params,
+        )
+        return tuple(cursor.fetchone())
+    cursor.execute(
+        "SELECT version FROM search_vector_stamp WHERE project_id = %s AND kind = %s",
+        [db_uuid(scope.project_id), scope.kind],
+    )
+    row = cursor.fetchone()
+    return ("version", row[0] if row else 0)
+
+
+class _Matrix:
+    def __init__(self, stamp, ids, vectors, created):
+        self.stamp, self.ids, self.vectors, self.created = stamp, ids, vectors, created
+
+
+# Loading every vector of a large scope from SQLite on each query would dominate its cost, so
+# each process keeps the latest scopes' matrices and reloads one only when its rows changed.
+_cache: OrderedDict[tuple, _Matrix] = OrderedDict()
+_cache_lock = threading.Lock()
+_CACHE_SCOPES = 32
+
+
+def _nearest(scope, where, params, query, limit) -> list[Candidate]:
+    with connection.cursor() as cursor:
+        stamp = _sqlite_stamp(cursor, scope, where, params)
+        key = (connection.settings_dict["NAME"], where, tuple(params))
+        with _cache_lock:
+            matrix = _cache.get(key)
+        if matrix is None or matrix.stamp != stamp:
+            # Items keep their created_at, so it is loaded (as seconds) with their vectors.
+            cursor.execute(
+                f"SELECT e.item_id, e.vector, {epoch_seconds('si.created_at')} "
+                "FROM search_itemembedding e JOIN search_searchitem si ON si.id = e.item_id "
+                f"WHERE {where}",
+                params,
+            )
+            rows = cursor.fetchall()
+            ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+            vectors = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
+            created = np.fromiter((row[2] for row in rows), dtype=np.float64, count=len(rows))
+            vectors = vectors.reshape(len(rows), -1) if rows else vectors
+            matrix = _Matrix(stamp, ids, vectors, created)
+            with _cache_lock:
+                _cache[key] = matrix
+                _cache.move_to_end(key)
+                while len(_cache) > _CACHE_SCOPES:
+                    _cache.popitem(last=False)
+    if not len(matrix.ids):
+        return []
+    similarities = matrix.vectors @ np.asarray(query, dtype=np.float32)
+    count = min(limit, len(similarities))
+    top = np.argpartition(-similarities, count - 1)[:count]
+    top = top[np.argsort(-similarities[top])]
+    return [
+        Candidate(int(matrix.ids[i]), float(similarities[i]), float(matrix.created[i])) for i in top
+    ]

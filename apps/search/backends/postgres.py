@@ -1,5 +1,6 @@
-"""PostgreSQL full-text candidates: each term's newest matches in a scope, at a bounded cost.
+"""PostgreSQL search: full-text candidates by tsvector + GIN, vector candidates by pgvector.
 
+Full-text: each term's newest matches in a scope, at a bounded cost.
 The planner cannot cost "the newest N matches of a word in a scope" well: it guesses how many
 of the scope's rows hold the word from table-wide statistics, and messages and knowledge chunks
 share the table but not their vocabularies, so it was off by five times either way and picked
@@ -24,12 +25,54 @@ import math
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 
+from apps.search.backends.common import Candidate, capped_count, epoch_seconds, scope_where
+from apps.search.fields import vector_literal
 from apps.search.scope import Scope
-from apps.search.sizes import capped_count
-from apps.search.times import epoch_seconds
+
+# In the full-text score, how much ts_rank (how often the terms occur) adds to the IDF sum.
+_RANK_WEIGHT = 0.1
+# pgvector cannot build an HNSW index over more dimensions than this.
+HNSW_MAX_DIMS = 2000
+
+
+def lexical_candidates(scope: Scope, terms: list[str], limit: int) -> list[Candidate]:
+    """Return up to limit candidates matching any of the terms, best first."""
+    if not terms:
+        return []
+    matches = newest_matches(scope, terms)
+    created = {match.item_id: match.created for match in matches}
+    return [
+        Candidate(item_id, score, created[item_id])
+        for item_id, score in idf_scores(matches, len(terms), _RANK_WEIGHT)[:limit]
+    ]
+
+
+def newest_first(scope: Scope, alias: str) -> tuple[str, list, str]:
+    """Return (conditions, params, ORDER BY) that read the scope newest first by its index.
+
+    `ORDER BY id DESC` under equality conditions can also be served by walking the primary key
+    backwards and filtering, and the planner takes that walk when it believes the scope is most
+    of the table; if other scopes' rows are the newest, it reads all of them first. Comparing
+    the scope's leading column with a one-element `= ANY(array)` selects the same rows but is no
+    equality, so ordering by that column and then id can only come from the scope's own
+    (column, ..., id) index, or a sort.
+    """
+    if scope.thread_id is not None:
+        leading = "thread_id"  # index search_item_thread (thread, id)
+    elif scope.single_knowledge_base is not None:
+        leading = "knowledge_base_id"  # index search_item_kb (knowledge_base, id)
+    elif scope.project_id is not None:
+        leading = "project_id"  # index search_item_project_kind (project, kind, id)
+    else:
+        where, params = scope_where(scope, alias)
+        return where, params, f"{alias}.id DESC"
+    where, params = scope_where(scope, alias, leading=leading)
+    return where, params, f"{alias}.{leading} DESC, {alias}.id DESC"
+
 
 # Reading a match through the GIN index costs about this many items walked in order (a
 # random heap page per match against consecutive rows; measured on messages and chunks).
@@ -69,7 +112,13 @@ def newest_matches(scope: Scope, terms: list[str]) -> list[Match]:
 
 @contextmanager
 def _walk_only(cursor):
-    """Set the planner to walk indexes in order, until the end of the block."""
+    """Set the planner to walk indexes in order, until the end of the block.
+
+    Kept because the planner, left alone, fetched and sorted every match of a common word in a
+    large scope: 300 ms for three common words over 100k knowledge chunks, against 20-30 ms
+    walking the scope's index (bench/search.py, knowledge case; project case at 1M messages).
+    Only the branches that must walk run under it, local to their own transaction.
+    """
     calls = ", ".join(f"set_config('{name}', %s, true)" for name in _WALK_ONLY)
     if not connection.in_atomic_block:
         # The block's own transaction ends with it, and SET LOCAL with the transaction.
@@ -92,9 +141,9 @@ class _Query:
 
     def __init__(self, scope: Scope, terms: list[str]):
         self.count = len(terms)
-        self.where, self.params, self.order = scope.newest_first("si")
+        self.where, self.params, self.order = newest_first(scope, "si")
         # The same conditions over rows named c (params are the same).
-        self.where_c, _, self.order_c = scope.newest_first("c")
+        self.where_c, _, self.order_c = newest_first(scope, "c")
         self.tsqueries = [_tsquery(term) for term in terms]
         flags = ", ".join("c.tsv @@ to_tsquery('english', %s)" for _ in terms)
         # Every statement returns, per row c: id, ts_rank against all terms, a flag per term,
@@ -241,3 +290,74 @@ def idf_scores(matches: list[Match], count: int, rank_weight: float) -> list[tup
     ]
     scored.sort(key=lambda pair: (-pair[1], -pair[0]))
     return scored
+
+
+def vector_candidates(
+    scope: Scope, model: str, dims: int, vector: np.ndarray, limit: int
+) -> list[Candidate]:
+    """Return up to limit candidates by cosine similarity to vector, most similar first."""
+    where, params = scope_where(scope, "e")
+    # dims is inlined (an int) so the planner can match the partial HNSW index on it.
+    where = f"e.model = %s AND e.dims = {int(dims)} AND {where}"
+    params = [model, *params]
+    literal = vector_literal(vector)
+    with connection.cursor() as cursor:
+        size = capped_count(
+            cursor, "search_itemembedding", "e", where, params, settings.SEARCH_EXACT_SCAN_ROWS
+        )
+        if size <= settings.SEARCH_EXACT_SCAN_ROWS:
+            # Small scopes are scanned exactly: always the true top-k, and fast. The column is
+            # compared without the cast to vector(dims) that the HNSW index is built on, so the
+            # planner cannot pick that index, and no row is cast (a third of the scan's time);
+            # e.dims = dims already holds every row to the query's dimension.
+            sql = f"""
+                SELECT e.item_id, e.vector <=> %s::vector AS d FROM search_itemembedding e
+                WHERE {where} ORDER BY d LIMIT %s
+            """
+            cursor.execute(_with_created(sql), [literal, *params, limit])
+            rows = cursor.fetchall()
+        else:
+            # Large scopes use the HNSW index; iterative scans keep going until enough rows
+            # pass the scope filter, so a filtered top-k is not cut short. The settings are
+            # local to a transaction of this query's own (or a savepoint in the caller's).
+            with transaction.atomic():
+                cursor.execute(
+                    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                    "set_config('hnsw.ef_search', %s, true)",
+                    [str(max(100, limit * 2))],
+                )
+                distance = f"(e.vector::vector({dims}) <=> %s::vector({dims}))"
+                sql = f"""
+                    SELECT e.item_id, {distance} AS d FROM search_itemembedding e
+                    WHERE {where} ORDER BY d LIMIT %s
+                """
+                cursor.execute(_with_created(sql), [literal, *params, limit])
+                rows = cursor.fetchall()
+    # relaxed_order may return neighbours slightly out of order, and the join any order at all.
+    rows.sort(key=lambda row: row[1])
+    return [Candidate(item_id, 1.0 - float(d), at) for item_id, d, at in rows]
+
+
+def _with_created(nearest: str) -> str:
+    """Return SQL that adds each neighbour's created_at (seconds) to its row."""
+    return (
+        f"SELECT n.item_id, n.d, {epoch_seconds('si.created_at')} FROM ({nearest}) n "
+        "JOIN search_searchitem si ON si.id = n.item_id"
+    )
+
+
+def ensure_vector_index(dims: int) -> None:
+    """Create pgvector's HNSW index for vectors of this dimension, if it is missing."""
+    if dims > HNSW_MAX_DIMS:
+        return  # such vectors are always scanned exactly
+    with connection.cursor() as cursor:
+        # Deferred foreign-key checks of rows written earlier in this transaction would make
+        # CREATE INDEX refuse the table ("pending trigger events"): run them now, then defer
+        # again (Django's foreign keys are all DEFERRABLE INITIALLY DEFERRED).
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute(
+            f"CREATE INDEX IF NOT EXISTS search_embedding_hnsw_{int(dims)} "
+            f"ON search_itemembedding USING hnsw ((vector::vector({int(dims)})) "
+            f"vector_cosine_ops) WHERE dims = {int(dims)}"
+        )
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")

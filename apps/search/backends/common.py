@@ -1,0 +1,100 @@
+"""What both search backends share: the candidate row, scope conditions, capped counts."""
+
+import time
+import uuid
+from dataclasses import dataclass
+
+from django.db import connection
+
+from apps.search.scope import Scope
+
+
+@dataclass(frozen=True)
+class Candidate:
+    item_id: int
+    score: float  # higher is better: a full-text score, or a cosine similarity
+    created: float  # the item's created_at in seconds since the epoch (the recency bonus)
+
+
+def scope_where(scope: Scope, alias: str, *, leading: str | None = None) -> tuple[str, list]:
+    """Return (SQL conditions, params) restricting table `alias` to the scope.
+
+    Scoping is part of every query, never a filter after it, so a tenant's top-k is complete.
+    The `leading` column (see postgres.newest_first) is compared with `= ANY(array)` instead of
+    `=`: the same rows, on PostgreSQL only.
+    """
+    conditions = [f"{alias}.kind = %s"]
+    params: list = [scope.kind]
+    for column, value in (
+        ("project_id", scope.project_id),
+        ("agent_id", scope.agent_id),
+        ("resource_id", scope.resource_id),
+        ("thread_id", scope.thread_id),
+        ("knowledge_base_id", scope.single_knowledge_base),
+    ):
+        if value is None:
+            continue
+        if column == leading:
+            conditions.append(f"{alias}.{column} = ANY(%s)")
+            params.append([db_uuid(value)])
+        else:
+            conditions.append(f"{alias}.{column} = %s")
+            params.append(db_uuid(value))
+    if scope.without_resource:
+        conditions.append(f"{alias}.resource_id IS NULL")
+    if scope.knowledge_base_ids is not None and scope.single_knowledge_base is None:
+        if not scope.knowledge_base_ids:
+            conditions.append("1 = 0")
+        else:
+            marks = ", ".join(["%s"] * len(scope.knowledge_base_ids))
+            conditions.append(f"{alias}.knowledge_base_id IN ({marks})")
+            params += [db_uuid(kb) for kb in scope.knowledge_base_ids]
+    if scope.visible_only:
+        conditions.append(f"{alias}.visible = %s")
+        params.append(True)
+    return " AND ".join(conditions), params
+
+
+def db_uuid(value):
+    """Return a UUID as the database stores it (native on PostgreSQL, 32 hex chars on SQLite)."""
+    value = value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+    return value if connection.vendor == "postgresql" else value.hex
+
+
+def epoch_seconds(column: str) -> str:
+    """Return SQL for `column` (a timestamp) as a float of seconds since the epoch.
+
+    The recency bonus needs every candidate's created_at; the database converts it to a float
+    more cheaply than the drivers convert a stored timestamp, value by value.
+    """
+    if connection.vendor == "postgresql":
+        return f"extract(epoch FROM {column})::float8"
+    # SQLite stores UTC text; julianday() reads it, counted from the epoch's day.
+    return f"(julianday({column}) - 2440587.5) * 86400.0"
+
+
+# How many rows a scope has only chooses between ways of reading it that return the same rows,
+# so a count up to 30 s old will do; counting on every search would cost as much as the search.
+_SIZE_SECONDS = 30.0
+_sizes: dict[tuple, tuple[int, float]] = {}
+
+
+def capped_count(cursor, table: str, alias: str, where: str, params: list, cap: int) -> int:
+    """Return the number of rows of `table AS alias` meeting where, or cap + 1 if more."""
+    key = (connection.settings_dict["NAME"], table, where, tuple(map(_hashable, params)), cap)
+    known = _sizes.get(key)
+    if known is not None and time.monotonic() - known[1] < _SIZE_SECONDS:
+        return known[0]
+    cursor.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM {table} {alias} WHERE {where} LIMIT %s) s",
+        [*params, cap + 1],
+    )
+    size = cursor.fetchone()[0]
+    if len(_sizes) > 1000:  # scopes come and go; the dict must not grow without end
+        _sizes.clear()
+    _sizes[key] = (size, time.monotonic())
+    return size
+
+
+def _hashable(value):
+    return tuple(value) if isinstance(value, list) else value
