@@ -20,6 +20,11 @@ class Setting:
     project_only: bool = False
 
     @property
+    def in_use(self) -> bool:
+        """Whether code acts on this setting yet (see NOT_USED_YET)."""
+        return self.key not in NOT_USED_YET
+
+    @property
     def env_var(self) -> str:
         return f"MEMORY_{self.key.upper()}"
 
@@ -79,6 +84,26 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("episodic_max_entries_per_turn", int, 3, "Entries extracted per turn.", 0, 50),
     Setting("episodic_approval_required", bool, True, "Agent entries start pending."),
     Setting("consolidation_interval_seconds", int, 300, "Consolidation cadence.", 10, 86_400),
+)
+
+# Settings that no code acts on yet: GET /config lists them under not_used_yet and the console
+# shows them read-only, so that no one edits a setting to no effect. A setting leaves this set
+# in the change that gives it its behaviour.
+NOT_USED_YET = frozenset(
+    {
+        "recent_window",
+        "short_term_limit",
+        "semantic_recall_enabled",
+        "semantic_recall_top_k",
+        "observer_model",
+        "observer_message_tokens",
+        "reflector_observation_tokens",
+        "compaction_budget_tokens",
+        "episodic_auto_inject",
+        "episodic_auto_inject_top_k",
+        "episodic_max_entries_per_turn",
+        "consolidation_interval_seconds",
+    }
 )
 
 BY_KEY: dict[str, Setting] = {setting.key: setting for setting in SETTINGS}

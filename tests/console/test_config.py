@@ -3,6 +3,7 @@
 import pytest
 
 from apps.audit.models import AuditEvent
+from apps.memconfig.schema import NOT_USED_YET
 from apps.memconfig.selectors import config_effective, config_level_get
 from apps.memconfig.services import config_update
 
@@ -29,7 +30,7 @@ def test_the_default_level_lists_every_setting_read_only_with_its_env_var(admin)
     body = response.content.decode()
     assert response.status_code == 200
     assert "read-only" in body
-    assert "MEMORY_RECENT_WINDOW" in body and "MEMORY_EMBEDDER_MODEL" in body
+    assert "MEMORY_EPISODIC_MAX_ENTRY_LENGTH" in body and "MEMORY_EMBEDDER_MODEL" in body
     assert 'name="expected_version"' not in body
 
 
@@ -41,40 +42,48 @@ def test_the_level_choice_lists_projects_and_agents(admin, alice, carol):
 
 
 def test_it_shows_the_effective_value_and_the_level_it_comes_from(admin, alice, bob):
-    config_update(project=alice.agent.project, changes={"recent_window": 40}, changed_by="ops")
+    config_update(
+        project=alice.agent.project, changes={"episodic_max_entry_length": 400}, changed_by="ops"
+    )
     config_update(agent=alice.agent, changes={"semantic_recall_top_k": 9}, changed_by="ops")
 
     response = admin.get("/console/config/?level=acme/alice")
 
     assert (
-        _row(response, "recent_window")["effective"],
-        _row(response, "recent_window")["source"],
-    ) == ("40", "project")
+        _row(response, "episodic_max_entry_length")["effective"],
+        _row(response, "episodic_max_entry_length")["source"],
+    ) == ("400", "project")
     assert _row(response, "semantic_recall_top_k")["source"] == "agent"
     assert _row(response, "semantic_recall_top_k")["field"].value() == "9"
     assert (
-        _row(response, "short_term_limit")["effective"],
-        _row(response, "short_term_limit")["source"],
-    ) == ("10", "default")
+        _row(response, "semantic_recall_range_after")["effective"],
+        _row(response, "semantic_recall_range_after")["source"],
+    ) == ("1", "default")
     # The empty input says what it inherits, and from where.
-    assert 'placeholder="inherit: 40 (project)"' in response.content.decode()
+    assert 'placeholder="inherit: 400 (project)"' in response.content.decode()
     assert 'class="badge source-agent"' in response.content.decode()
 
 
 def test_saving_a_project_level_changes_only_the_edited_settings(admin, alice):
-    response = _save(admin, "acme", note="more context", recent_window="40", short_term_limit="")
+    response = _save(
+        admin,
+        "acme",
+        note="more context",
+        episodic_max_entry_length="400",
+        semantic_recall_range_after="",
+    )
 
     config = config_level_get(project=alice.agent.project)
     assert response.status_code == 200
-    assert config.values == {"recent_window": 40}
+    assert config.values == {"episodic_max_entry_length": 400}
     assert config.version == 1
     version = config.versions.get()
     assert (version.changed_by, version.note) == ("user:ana", "more context")
-    assert config_effective(agent=alice.agent)["recent_window"] == 40
+    assert config_effective(agent=alice.agent)["episodic_max_entry_length"] == 400
 
 
 def test_an_htmx_save_returns_the_level_fragment_with_the_new_version_and_a_flash(admin, alice):
-    response = _save(admin, "acme", recent_window="40")
+    response = _save(admin, "acme", episodic_max_entry_length="400")
 
     body = response.content.decode()
     assert body.startswith('<section id="config-level">')
@@ -85,43 +94,43 @@ def test_an_htmx_save_returns_the_level_fragment_with_the_new_version_and_a_flas
 
 
 def test_a_plain_form_post_redirects_to_the_level(admin, alice):
-    response = _save(admin, "acme/alice", htmx=False, recent_window="7")
+    response = _save(admin, "acme/alice", htmx=False, episodic_max_entry_length="70")
 
     assert response.status_code == 302
     assert response["Location"] == "/console/config/?level=acme%2Falice"
-    assert config_effective(agent=alice.agent).sources["recent_window"] == "agent"
+    assert config_effective(agent=alice.agent).sources["episodic_max_entry_length"] == "agent"
 
 
 def test_an_empty_input_removes_the_override_so_the_level_inherits_again(admin, alice):
-    config_update(agent=alice.agent, changes={"recent_window": 7}, changed_by="ops")
+    config_update(agent=alice.agent, changes={"episodic_max_entry_length": 70}, changed_by="ops")
 
-    _save(admin, "acme/alice", expected_version=1, recent_window="")
+    _save(admin, "acme/alice", expected_version=1, episodic_max_entry_length="")
 
     assert config_level_get(agent=alice.agent).values == {}
-    assert config_effective(agent=alice.agent).sources["recent_window"] == "default"
+    assert config_effective(agent=alice.agent).sources["episodic_max_entry_length"] == "default"
 
 
 def test_booleans_and_floats_are_saved_with_their_types(admin, alice):
-    _save(admin, "acme", semantic_recall_enabled="true", episodic_dedupe_threshold="0.9")
+    _save(admin, "acme", episodic_approval_required="false", episodic_dedupe_threshold="0.9")
 
     values = config_level_get(project=alice.agent.project).values
-    assert values == {"semantic_recall_enabled": True, "episodic_dedupe_threshold": 0.9}
+    assert values == {"episodic_approval_required": False, "episodic_dedupe_threshold": 0.9}
 
 
 @pytest.mark.parametrize(
     "key, value, message",
     [
-        ("recent_window", "5000", "recent_window must be at most 1000"),
-        ("recent_window", "lots", "recent_window must be a whole number"),
+        ("episodic_max_entry_length", "50000", "episodic_max_entry_length must be at most 20000"),
+        ("episodic_max_entry_length", "lots", "episodic_max_entry_length must be a whole number"),
         ("episodic_dedupe_threshold", "1.5", "episodic_dedupe_threshold must be at most 1"),
-        ("semantic_recall_enabled", "maybe", "semantic_recall_enabled must be true or false"),
-        ("observer_model", "x" * 201, "observer_model must be at most 200 characters"),
+        ("episodic_approval_required", "maybe", "episodic_approval_required must be true or false"),
+        ("embedder_model", "x" * 201, "embedder_model must be at most 200 characters"),
     ],
 )
 def test_bad_values_are_named_next_to_their_field_and_nothing_is_saved(
     admin, alice, key, value, message
 ):
-    response = _save(admin, "acme", **{key: value, "short_term_limit": "3"})
+    response = _save(admin, "acme", **{key: value, "semantic_recall_range_after": "3"})
 
     body = response.content.decode()
     assert response.status_code == 200
@@ -150,28 +159,42 @@ def test_project_only_inputs_are_disabled_at_the_agent_level_with_a_link_to_the_
 
 
 def test_a_stale_version_is_refused_with_a_clear_message(admin, alice):
-    config_update(project=alice.agent.project, changes={"recent_window": 30}, changed_by="bo")
+    config_update(
+        project=alice.agent.project, changes={"episodic_max_entry_length": 300}, changed_by="bo"
+    )
 
-    response = _save(admin, "acme", expected_version=0, recent_window="40", short_term_limit="4")
+    response = _save(
+        admin,
+        "acme",
+        expected_version=0,
+        episodic_max_entry_length="400",
+        semantic_recall_range_after="4",
+    )
 
     body = response.content.decode()
     assert "someone else changed this level while you were editing it" in body
     assert "it is now at version 1, you started from version 0" in body
     assert "Reload the latest version" in body
-    assert config_level_get(project=alice.agent.project).values == {"recent_window": 30}
+    assert config_level_get(project=alice.agent.project).values == {
+        "episodic_max_entry_length": 300
+    }
 
 
 def test_saving_without_a_change_says_so_and_records_no_version(admin, alice):
-    config_update(project=alice.agent.project, changes={"recent_window": 30}, changed_by="bo")
+    config_update(
+        project=alice.agent.project, changes={"episodic_max_entry_length": 300}, changed_by="bo"
+    )
 
-    response = _save(admin, "acme", expected_version=1, recent_window="30")
+    response = _save(admin, "acme", expected_version=1, episodic_max_entry_length="300")
 
     assert "Nothing to save" in response.content.decode()
     assert config_level_get(project=alice.agent.project).version == 1
 
 
 def test_the_global_defaults_cannot_be_saved(admin, alice):
-    response = admin.post("/console/config/", {"level": "", "recent_window": "40"}, **HTMX)
+    response = admin.post(
+        "/console/config/", {"level": "", "episodic_max_entry_length": "400"}, **HTMX
+    )
 
     assert "read-only" in response.content.decode()
     assert config_level_get(project=alice.agent.project) is None
@@ -184,9 +207,14 @@ def test_an_unknown_level_is_reported(admin):
 
 
 def test_the_history_lists_versions_newest_first_with_who_when_and_a_diff(admin, alice):
-    _save(admin, "acme", note="first", recent_window="40")
+    _save(admin, "acme", note="first", episodic_max_entry_length="400")
     _save(
-        admin, "acme", expected_version=1, note="second", recent_window="50", short_term_limit="8"
+        admin,
+        "acme",
+        expected_version=1,
+        note="second",
+        episodic_max_entry_length="500",
+        semantic_recall_range_after="8",
     )
 
     response = admin.get("/console/config/?level=acme")
@@ -194,10 +222,10 @@ def test_the_history_lists_versions_newest_first_with_who_when_and_a_diff(admin,
     body = response.content.decode()
     assert [entry.version for entry, _ in response.context["history"]] == [2, 1]
     assert response.context["history"][0][1] == [
-        ("recent_window", "40", "50"),
-        ("short_term_limit", "inherit", "8"),
+        ("semantic_recall_range_after", "inherit", "8"),
+        ("episodic_max_entry_length", "400", "500"),
     ]
-    assert response.context["history"][1][1] == [("recent_window", "inherit", "40")]
+    assert response.context["history"][1][1] == [("episodic_max_entry_length", "inherit", "400")]
     assert body.index("second") < body.index("first")
     assert "user:ana" in body
     assert "Roll back to v1" in body and "Roll back to v2" not in body  # v2 is current
@@ -206,7 +234,11 @@ def test_the_history_lists_versions_newest_first_with_who_when_and_a_diff(admin,
 
 def test_the_history_paginates(admin, alice):
     for value in range(1, 13):
-        config_update(project=alice.agent.project, changes={"recent_window": value}, changed_by="x")
+        config_update(
+            project=alice.agent.project,
+            changes={"episodic_max_entry_length": 100 + value},
+            changed_by="x",
+        )
 
     first = admin.get("/console/config/?level=acme")
     second = admin.get("/console/config/?level=acme&page=2")
@@ -217,13 +249,19 @@ def test_the_history_paginates(admin, alice):
 
 
 def test_rollback_restores_the_values_of_a_version_as_a_new_version(admin, alice):
-    _save(admin, "acme", recent_window="40")
-    _save(admin, "acme", expected_version=1, recent_window="50", short_term_limit="8")
+    _save(admin, "acme", episodic_max_entry_length="400")
+    _save(
+        admin,
+        "acme",
+        expected_version=1,
+        episodic_max_entry_length="500",
+        semantic_recall_range_after="8",
+    )
 
     response = admin.post("/console/config/rollback/1/", {"level": "acme"}, **HTMX)
 
     config = config_level_get(project=alice.agent.project)
-    assert config.values == {"recent_window": 40}
+    assert config.values == {"episodic_max_entry_length": 400}
     assert config.version == 3
     assert config.versions.get(version=3).note == "rollback to v1"
     assert config.versions.get(version=3).changed_by == "user:ana"
@@ -233,7 +271,7 @@ def test_rollback_restores_the_values_of_a_version_as_a_new_version(admin, alice
 
 
 def test_rollback_to_v0_clears_every_override(admin, alice):
-    _save(admin, "acme/alice", recent_window="40", short_term_limit="8")
+    _save(admin, "acme/alice", episodic_max_entry_length="400", semantic_recall_range_after="8")
 
     response = admin.post("/console/config/rollback/0/", {"level": "acme/alice"})
 
@@ -242,7 +280,7 @@ def test_rollback_to_v0_clears_every_override(admin, alice):
 
 
 def test_rollback_to_a_missing_version_says_so(admin, alice):
-    _save(admin, "acme", recent_window="40")
+    _save(admin, "acme", episodic_max_entry_length="400")
 
     response = admin.post("/console/config/rollback/9/", {"level": "acme"}, **HTMX)
 
@@ -251,20 +289,20 @@ def test_rollback_to_a_missing_version_says_so(admin, alice):
 
 
 def test_a_save_and_a_rollback_are_in_the_audit_log(admin, alice):
-    _save(admin, "acme", recent_window="40")
+    _save(admin, "acme", episodic_max_entry_length="400")
     admin.post("/console/config/rollback/0/", {"level": "acme"}, **HTMX)
 
     events = list(AuditEvent.objects.filter(action="config.update").order_by("at"))
     assert [(e.actor, e.before, e.after) for e in events] == [
-        ("user:ana", {}, {"recent_window": 40}),
-        ("user:ana", {"recent_window": 40}, {}),
+        ("user:ana", {}, {"episodic_max_entry_length": 400}),
+        ("user:ana", {"episodic_max_entry_length": 400}, {}),
     ]
     assert "config.update" in admin.get("/console/audit/").content.decode()
 
 
 def test_stored_text_renders_escaped(admin, alice):
     _save(
-        admin, "acme", note="<script>alert(1)</script>", observer_model="<script>alert(2)</script>"
+        admin, "acme", note="<script>alert(1)</script>", embedder_model="<script>alert(2)</script>"
     )
 
     body = admin.get("/console/config/?level=acme").content.decode()
@@ -278,7 +316,7 @@ def test_other_roles_get_403(as_role, alice, role):
     client = as_role(role)
 
     assert client.get("/console/config/?level=acme").status_code == 403
-    assert _save(client, "acme", recent_window="40").status_code == 403
+    assert _save(client, "acme", episodic_max_entry_length="400").status_code == 403
     rollback = client.post("/console/config/rollback/0/", {"level": "acme"})
     assert rollback.status_code == 403
     assert config_level_get(project=alice.agent.project) is None
@@ -286,19 +324,41 @@ def test_other_roles_get_403(as_role, alice, role):
 
 @pytest.mark.parametrize("url", ["/console/config/?level=acme", "/console/config/rollback/0/"])
 def test_posts_need_the_csrf_token(csrf_client, alice, url):
-    config_update(project=alice.agent.project, changes={"recent_window": 30}, changed_by="ops")
-    data = {"level": "acme", "expected_version": 1, "recent_window": "40"}
+    config_update(
+        project=alice.agent.project, changes={"episodic_max_entry_length": 300}, changed_by="ops"
+    )
+    data = {"level": "acme", "expected_version": 1, "episodic_max_entry_length": "400"}
 
     response = csrf_client().post(url, data)
 
     assert response.status_code == 403
-    assert config_level_get(project=alice.agent.project).values == {"recent_window": 30}
+    assert config_level_get(project=alice.agent.project).values == {
+        "episodic_max_entry_length": 300
+    }
 
 
 def test_a_too_long_note_is_named_next_to_it_and_nothing_is_saved(admin, alice):
-    response = _save(admin, "acme", note="n" * 301, recent_window="40")
+    response = _save(admin, "acme", note="n" * 301, episodic_max_entry_length="400")
 
     body = response.content.decode()
     assert "at most 300 characters" in body
     assert "acme was not saved; see the form." in body
     assert config_level_get(project=alice.agent.project) is None
+
+
+def test_a_setting_nothing_acts_on_yet_is_shown_read_only_and_not_saved(admin, alice):
+    body = admin.get("/console/config/?level=acme").content.decode()
+
+    assert 'name="recent_window" disabled title="Not used yet"' in body
+    assert "No code acts on this setting yet." in body
+    response = _save(admin, "acme", recent_window="40", episodic_max_entry_length="400")
+    assert response.status_code == 200
+    assert config_level_get(project=alice.agent.project).values == {
+        "episodic_max_entry_length": 400
+    }
+
+
+def test_the_default_level_marks_settings_not_used_yet(admin):
+    body = admin.get("/console/config/").content.decode()
+
+    assert body.count("not used yet") == len(NOT_USED_YET)

@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.api.v1.common import principal
+from apps.memconfig.schema import SETTINGS
 from apps.memconfig.selectors import config_effective
 
 
@@ -16,6 +17,10 @@ class EffectiveConfigSerializer(serializers.Serializer):
     sources = serializers.DictField(
         child=serializers.ChoiceField(choices=["default", "project", "agent"]),
         help_text="For each setting, the level its value comes from.",
+    )
+    not_used_yet = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Settings that no code acts on yet: changing them has no effect.",
     )
 
 
@@ -29,5 +34,6 @@ class ConfigApi(APIView):
             "agent": agent.slug,
             "values": effective.values,
             "sources": effective.sources,
+            "not_used_yet": [setting.key for setting in SETTINGS if not setting.in_use],
         }
         return Response(EffectiveConfigSerializer(body).data)

@@ -87,10 +87,12 @@ class ConfigLevelForm(forms.Form):
                 label=setting.key,
                 initial=_text(values.get(setting.key)),
                 widget=_widget(setting, locked=self.locked(setting)),
+                # A posted value for a setting that nothing acts on is ignored, not saved.
+                disabled=not setting.in_use,
             )
 
     def locked(self, setting: Setting) -> bool:
-        return self.level.agent is not None and setting.project_only
+        return not setting.in_use or (self.level.agent is not None and setting.project_only)
 
     def changes(self) -> dict:
         """Only the settings whose input differs from the stored override; '' becomes None.
@@ -275,7 +277,9 @@ def _placeholders(form: ConfigLevelForm, inherited) -> None:
 
 
 def _widget(setting: Setting, *, locked: bool) -> forms.Widget:
-    attrs = {"disabled": True, "title": "Set per project"} if locked else {}
+    attrs = {}
+    if locked:
+        attrs = {"disabled": True, "title": "Set per project" if setting.in_use else "Not used yet"}
     if setting.type is bool:
         return forms.Select(attrs=attrs)
     if setting.type is str:
