@@ -10,7 +10,6 @@ from apps.api.v1.common import (
     MetadataField,
     StorableJsonField,
     StrictSerializer,
-    iso_datetime,
     parse_limit,
     principal,
 )
@@ -33,30 +32,6 @@ class MessageSerializer(serializers.Serializer):
     run_id = serializers.UUIDField(allow_null=True)
     idempotency_key = serializers.CharField(allow_null=True)
     created_at = serializers.DateTimeField()
-
-
-def message_data(message) -> dict:
-    """Return a message as MessageSerializer renders it, without its per-field machinery.
-
-    A batch of appends answers hundreds of messages; rendering them field object by field
-    object cost more than storing them. tests/threads/test_messages_api.py keeps the two equal.
-    """
-    return {
-        "id": str(message.id),
-        "thread_id": str(message.thread_id),
-        "seq": message.seq,
-        "role": message.role,
-        "kind": message.kind,
-        "actor": message.actor,
-        "name": message.name,
-        "content": message.content,
-        "payload": message.payload,
-        "metadata": message.metadata,
-        "token_count": message.token_count,
-        "run_id": str(message.run_id) if message.run_id else None,
-        "idempotency_key": message.idempotency_key,
-        "created_at": iso_datetime(message.created_at),
-    }
 
 
 class AppendedMessageSerializer(MessageSerializer):
@@ -131,7 +106,9 @@ class MessageListApi(APIView):
                 params.get("limit", str(settings.API_PAGE_SIZE)), maximum=settings.API_MAX_PAGE_SIZE
             ),
         )
-        return Response({"results": [message_data(m) for m in messages], "has_more": has_more})
+        return Response(
+            {"results": MessageSerializer(messages, many=True).data, "has_more": has_more}
+        )
 
     @extend_schema(
         operation_id="messages_append",
@@ -149,7 +126,11 @@ class MessageListApi(APIView):
             thread_id=thread_id,
             items=[services.MessageInput(**item) for item in data.validated_data["messages"]],
         )
-        body = [{**message_data(r.message), "replayed": r.replayed} for r in appended]
+        rendered = MessageSerializer([result.message for result in appended], many=True).data
+        body = [
+            {**message, "replayed": result.replayed}
+            for message, result in zip(rendered, appended, strict=True)
+        ]
         stored_any = any(not result.replayed for result in appended)
         return Response(
             {"messages": body},
