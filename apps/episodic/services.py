@@ -122,8 +122,10 @@ def _check_evidence(source, evidence, thread, message) -> Message | None:
                 "message must quote it exactly."
             )
         return message
+    # The API hands over EntrySource members; a message names the value a client sends.
+    label = getattr(source, "value", source)
     if not evidence:
-        raise ApplicationError(f"evidence: required for source {source!r}: quote the transcript.")
+        raise ApplicationError(f"evidence: required for source {label!r}: quote the transcript.")
     if message is None and thread is None:
         raise ApplicationError(
             "evidence: name the message_id (or thread_id) it is quoted from, so it can be checked."
@@ -140,7 +142,7 @@ def _check_evidence(source, evidence, thread, message) -> Message | None:
     who = "a user" if source in USER_SOURCES else "a user or assistant"
     raise Unprocessable(
         f"evidence: not found verbatim in {where} from {who}; "
-        f"source {source!r} needs an exact quote."
+        f"source {label!r} needs an exact quote."
     )
 
 

@@ -251,3 +251,20 @@ def test_an_entry_without_a_resource_is_not_deduped_against_a_resources_entry(
 
 def _with_resource(body, resource_id):
     return {**body, "resource_id": resource_id} if resource_id else body
+
+
+def test_an_evidence_error_names_the_source_by_its_value(alice):
+    thread, [user] = _thread_with(alice, ("user", "The export fails with error 413."))
+    entry = {"content": "Exports fail with 413", "source": "verified_assistant_finding"}
+
+    unquoted = alice.post("/api/v1/episodic", {**entry, "thread_id": thread["id"]})
+    not_found = alice.post(
+        "/api/v1/episodic", {**entry, "evidence": "fails with 500", "message_id": user["id"]}
+    )
+
+    assert unquoted.status_code == 400
+    assert "source 'verified_assistant_finding'" in unquoted.json()["error"]["message"]
+    assert not_found.status_code == 422
+    message = not_found.json()["error"]["message"]
+    assert "source 'verified_assistant_finding' needs an exact quote" in message
+    assert "EntrySource" not in message

@@ -23,11 +23,12 @@ from apps.tenancy.selectors import resource_find
 from apps.tenancy.services import resource_get_or_create
 from apps.threads.selectors import message_get, thread_get
 
+# Plain values, not the enum members: a message that names the source shows what was sent.
 AGENT_SOURCES = [
-    EntrySource.USER_ASSERTION,
-    EntrySource.USER_ACCEPTED_ASSISTANT_PROPOSAL,
-    EntrySource.VERIFIED_ASSISTANT_FINDING,
-    EntrySource.API,
+    EntrySource.USER_ASSERTION.value,
+    EntrySource.USER_ACCEPTED_ASSISTANT_PROPOSAL.value,
+    EntrySource.VERIFIED_ASSISTANT_FINDING.value,
+    EntrySource.API.value,
 ]
 
 
@@ -63,9 +64,10 @@ class EntryListApi(APIView):
         content = serializers.CharField()
         resource_id = serializers.CharField(max_length=200, required=False)
         kind = serializers.ChoiceField(
-            choices=[EntryKind.EPISODIC, EntryKind.FACT], default=EntryKind.EPISODIC
+            choices=[EntryKind.EPISODIC.value, EntryKind.FACT.value],
+            default=EntryKind.EPISODIC.value,
         )
-        source = serializers.ChoiceField(choices=AGENT_SOURCES, default=EntrySource.API)
+        source = serializers.ChoiceField(choices=AGENT_SOURCES, default=EntrySource.API.value)
         evidence = serializers.CharField(allow_blank=True, default="", trim_whitespace=False)
         thread_id = serializers.UUIDField(required=False)
         message_id = serializers.UUIDField(required=False)
