@@ -1,4 +1,5 @@
 from django.db import models
+from django.db.models import Q
 
 from apps.core.models import BaseModel
 
@@ -23,6 +24,10 @@ class EntryStatus(models.TextChoices):
     APPROVED = "approved"
     REJECTED = "rejected"
     SUPERSEDED = "superseded"
+
+
+# Entries that still speak for their scope; rejected and superseded ones are kept for the record.
+LIVE_STATUSES = [EntryStatus.PENDING.value, EntryStatus.APPROVED.value]
 
 
 class MemoryEntry(BaseModel):
@@ -54,11 +59,21 @@ class MemoryEntry(BaseModel):
 
     class Meta:
         ordering = ["-id"]
+        # One live entry per content hash and scope (agent + resource), held by the database so
+        # concurrent proposals store one row. Two partial constraints, because a unique index
+        # treats NULL resources as distinct on both backends, and nulls_distinct=False is not
+        # supported by SQLite (Django leaves such a constraint out there altogether).
         constraints = [
-            # resource may be null; the service checks null-resource duplicates itself.
             models.UniqueConstraint(
-                fields=["agent", "resource", "content_hash"], name="entry_hash_unique_in_scope"
-            )
+                fields=["agent", "resource", "content_hash"],
+                condition=Q(status__in=LIVE_STATUSES, resource__isnull=False),
+                name="entry_hash_unique_live_in_resource",
+            ),
+            models.UniqueConstraint(
+                fields=["agent", "content_hash"],
+                condition=Q(status__in=LIVE_STATUSES, resource__isnull=True),
+                name="entry_hash_unique_live_without_resource",
+            ),
         ]
 
     def __str__(self):

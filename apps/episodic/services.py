@@ -1,25 +1,33 @@
 """Writes of memory entries: create with evidence checks and dedupe, moderate, delete."""
 
 import hashlib
+import logging
 import re
 from dataclasses import dataclass
 
+import numpy as np
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError, Conflict, Unprocessable
-from apps.episodic.models import EntrySource, EntryStatus, MemoryEntry
+from apps.episodic.models import LIVE_STATUSES, EntrySource, EntryStatus, MemoryEntry
 from apps.memconfig.selectors import config_effective
+from apps.providers.embeddings import embedder_for
+from apps.providers.errors import EmbeddingError
 from apps.search.indexing import index_entry, index_set_content, index_set_visible
-from apps.search.nearest import vector_candidates
 from apps.search.scope import Scope
-from apps.search.selectors import query_vector
+from apps.search.selectors import nearest, query_vector
 from apps.tenancy.models import Agent, Resource
 from apps.threads.models import Message, Role, Thread
 
+logger = logging.getLogger(__name__)
 _SPACE = re.compile(r"\s+")
+# Entries proposed since the vector job last ran have no vector yet. Up to this many of the
+# scope's newest are embedded while a proposal is checked, so a near-duplicate sent right after
+# them is caught; a longer backlog (embedder down for a while) must not make proposals slow.
+FRESH_ENTRIES_COMPARED = 20
 # Labels that claim the entry came out of a transcript, so their evidence must be found in it.
 TRANSCRIPT_SOURCES = {
     EntrySource.USER_ASSERTION,
@@ -64,7 +72,9 @@ def entry_create(
     1. Normalise and bound the content.
     2. Find the evidence verbatim in the named message (or the thread), of the right role.
     3. Dedupe by normalised hash, then by embedding similarity when vectors are available.
-    4. Store it pending, or approved when config does not require approval, and index it.
+    4. Store it pending, or approved when config does not require approval, and index it. The
+       database holds one live entry per hash and scope, so of concurrent proposals of the same
+       content one is stored and the others are answered with it, as a hash duplicate.
     """
     config = config_effective(agent=agent)
     content = normalise(content)
@@ -82,8 +92,9 @@ def entry_create(
         return EntryResult(existing, created=False, duplicate_of="hash")
     similar = _most_similar(agent, resource, content)
     if similar is not None and similar[1] >= config["episodic_dedupe_threshold"]:
-        entry = MemoryEntry.objects.get(search_item__id=similar[0])
-        return EntryResult(entry, created=False, duplicate_of="similarity", similarity=similar[1])
+        return EntryResult(
+            similar[0], created=False, duplicate_of="similarity", similarity=similar[1]
+        )
     approved = by_operator or not config["episodic_approval_required"]
     try:
         with transaction.atomic():
@@ -105,7 +116,12 @@ def entry_create(
             index_entry(entry=entry, visible=approved)
             _audit(entry, actor, "entry.create", before=None, after=_snapshot(entry))
     except IntegrityError:
-        return EntryResult(_by_hash(agent, resource, digest), created=False, duplicate_of="hash")
+        # A concurrent proposal stored the same content first (PostgreSQL made this insert wait
+        # for its commit; SQLite ran the two one after the other): answer with that entry.
+        existing = _by_hash(agent, resource, digest)
+        if existing is None:
+            raise
+        return EntryResult(existing, created=False, duplicate_of="hash")
     return EntryResult(entry, created=True)
 
 
@@ -147,15 +163,42 @@ def _check_evidence(source, evidence, thread, message) -> Message | None:
 
 
 def _by_hash(agent, resource, digest) -> MemoryEntry | None:
-    return MemoryEntry.objects.filter(agent=agent, resource=resource, content_hash=digest).first()
+    """Return the scope's entry with this hash: the live one if any, else the latest dead one.
+
+    Rejected entries still count, so proposing the same thing again does not resurface it.
+    """
+    return (
+        MemoryEntry.objects.filter(agent=agent, resource=resource, content_hash=digest)
+        .order_by(
+            Case(When(status__in=LIVE_STATUSES, then=Value(0)), default=Value(1)), "-created_at"
+        )
+        .first()
+    )
 
 
-def _most_similar(agent, resource, content) -> tuple[int, float] | None:
-    """Return (search item id, cosine) of the closest entry in the same agent and resource."""
-    # Without vectors (none configured, or the embedder failed) only the hash dedupes.
+def _most_similar(agent, resource, content) -> tuple[MemoryEntry, float] | None:
+    """Return the entry of the same agent and resource closest to content, with its cosine.
+
+    1. Embed content with the project's serving model; without one (none configured, or the
+       embedder failed) only the hash dedupes.
+    2. Ask the vector index for the nearest entry that has a vector.
+    3. Embed the scope's newest entries that have no vector yet and compare them too. Checking
+       them here, rather than when their vector arrives, answers the proposer at once with the
+       entry it repeats, like the hash dedupe, instead of storing a row that a background job
+       would later mark superseded. (Two near-duplicates proposed at the very same moment do
+       not see each other; both are stored, pending moderation, which shows similar entries.)
+    """
     vector = query_vector(project_id=agent.project_id, query=content)
     if vector is None:
         return None
+    best = _nearest_embedded(agent, resource, vector)
+    fresh = _nearest_fresh(agent, resource, vector)
+    if fresh is not None and (best is None or fresh[1] > best[1]):
+        return fresh
+    return best
+
+
+def _nearest_embedded(agent, resource, vector) -> tuple[MemoryEntry, float] | None:
     scope = Scope(
         kind="entry",
         project_id=agent.project_id,
@@ -165,8 +208,31 @@ def _most_similar(agent, resource, content) -> tuple[int, float] | None:
         visible_only=False,
     )
     # Rejected entries still count: proposing the same thing again should not resurface it.
-    hits = vector_candidates(scope, vector.model, vector.dims, vector.vector, 1)
-    return hits[0] if hits else None
+    hits = nearest(scope=scope, vector=vector, limit=1)
+    if not hits:
+        return None
+    item_id, similarity = hits[0]
+    return MemoryEntry.objects.get(search_item__id=item_id), similarity
+
+
+def _nearest_fresh(agent, resource, vector) -> tuple[MemoryEntry, float] | None:
+    """Compare the scope's newest entries without a vector of the serving model yet."""
+    fresh = list(
+        MemoryEntry.objects.filter(agent=agent, resource=resource)
+        .exclude(search_item__embeddings__model=vector.model)
+        .order_by("-created_at")[:FRESH_ENTRIES_COMPARED]
+    )
+    if not fresh:
+        return None
+    try:
+        embedded = embedder_for(vector.model, vector.dims).embed([e.content for e in fresh])
+    except EmbeddingError as error:
+        logger.warning("entries of agent %s compared without fresh vectors: %s", agent.id, error)
+        return None
+    # Vectors are unit length, so the dot product is the cosine.
+    similarities = np.asarray(embedded, np.float32) @ vector.vector
+    best = int(np.argmax(similarities))
+    return fresh[best], float(similarities[best])
 
 
 def entry_set_status(*, entry: MemoryEntry, status: str, actor: str) -> MemoryEntry:
@@ -174,7 +240,10 @@ def entry_set_status(*, entry: MemoryEntry, status: str, actor: str) -> MemoryEn
     entry.status = status
     entry.status_changed_by = actor
     entry.status_changed_at = timezone.now()
-    entry.save(update_fields=["status", "status_changed_by", "status_changed_at", "updated_at"])
+    # Approving a rejected or superseded entry makes it live again: 409 if its twin is live.
+    _save_unless_twin(
+        entry, update_fields=["status", "status_changed_by", "status_changed_at", "updated_at"]
+    )
     index_set_visible(items=Q(entry=entry), visible=status == EntryStatus.APPROVED)
     action = {EntryStatus.APPROVED: "entry.approve", EntryStatus.REJECTED: "entry.reject"}
     _audit(entry, actor, action.get(status, "entry.status"), before=before, after=_snapshot(entry))
@@ -189,10 +258,36 @@ def entry_edit(*, entry: MemoryEntry, content: str, actor: str) -> MemoryEntry:
     before = _snapshot(entry)
     entry.content = content
     entry.content_hash = content_hash(content)
-    entry.save(update_fields=["content", "content_hash", "updated_at"])
+    _save_unless_twin(entry, update_fields=["content", "content_hash", "updated_at"])
     index_set_content(item=entry.search_item, content=entry.content)
     _audit(entry, actor, "entry.edit", before=before, after=_snapshot(entry))
     return entry
+
+
+def _save_unless_twin(entry: MemoryEntry, *, update_fields: list[str]) -> None:
+    """Save the entry; if a live entry of its scope already says the same, raise a 409."""
+    try:
+        with transaction.atomic():
+            entry.save(update_fields=update_fields)
+    except IntegrityError:
+        twin = (
+            MemoryEntry.objects.filter(
+                agent=entry.agent_id,
+                resource=entry.resource_id,
+                content_hash=entry.content_hash,
+                status__in=LIVE_STATUSES,
+            )
+            .exclude(pk=entry.pk)
+            .first()
+        )
+        if twin is None:
+            raise
+        raise Conflict(
+            f"content: entry {twin.id} ({twin.status}) of this agent and resource already says "
+            "this; reject or delete one of them first.",
+            details={"entry_id": str(twin.id)},
+            code="duplicate",
+        ) from None
 
 
 def entry_delete(*, entry: MemoryEntry, actor: str) -> None:

@@ -268,3 +268,21 @@ def test_an_evidence_error_names_the_source_by_its_value(alice):
     message = not_found.json()["error"]["message"]
     assert "source 'verified_assistant_finding' needs an exact quote" in message
     assert "EntrySource" not in message
+
+
+def test_making_an_entry_live_again_beside_its_live_twin_is_a_conflict(alice):
+    from apps.core.errors import Conflict
+    from apps.episodic.models import MemoryEntry
+    from apps.episodic.services import entry_edit, entry_set_status
+
+    kept = alice.post("/api/v1/episodic", {"content": "The VPN drops at 5pm"}).json()
+    other = MemoryEntry.objects.get(
+        pk=alice.post("/api/v1/episodic", {"content": "The VPN drops at 6pm"}).json()["id"]
+    )
+    entry_set_status(entry=other, status="rejected", actor="operator:ops")
+    entry_edit(entry=other, content="The VPN drops at 5pm", actor="operator:ops")
+
+    with pytest.raises(Conflict, match=f"entry {kept['id']} \\(pending\\)"):
+        entry_set_status(entry=other, status="approved", actor="operator:ops")
+
+    assert MemoryEntry.objects.get(pk=other.pk).status == "rejected"
