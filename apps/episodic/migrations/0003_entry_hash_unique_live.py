@@ -19,7 +19,9 @@ class Migration(migrations.Migration):
         migrations.AddConstraint(
             model_name="memoryentry",
             constraint=models.UniqueConstraint(
-                condition=models.Q(("resource__isnull", False), ("status__in", ["pending", "approved"])),
+                condition=models.Q(
+                    ("resource__isnull", False), ("status__in", ["pending", "approved"])
+                ),
                 fields=("agent", "resource", "content_hash"),
                 name="entry_hash_unique_live_in_resource",
             ),
@@ -27,7 +29,9 @@ class Migration(migrations.Migration):
         migrations.AddConstraint(
             model_name="memoryentry",
             constraint=models.UniqueConstraint(
-                condition=models.Q(("resource__isnull", True), ("status__in", ["pending", "approved"])),
+                condition=models.Q(
+                    ("resource__isnull", True), ("status__in", ["pending", "approved"])
+                ),
                 fields=("agent", "content_hash"),
                 name="entry_hash_unique_live_without_resource",
             ),
