@@ -35,3 +35,16 @@ def test_it_rejects_an_unknown_outcome(alice):
 
     assert response.status_code == 400
     assert "outcome" in response.json()["error"]["details"]
+
+
+def test_an_unknown_outcome_is_named_with_the_allowed_values(alice):
+    thread = alice.new_thread()
+
+    response = alice.post(
+        f"/api/v1/threads/{thread['id']}/iterations", {"task": "t", "outcome": "meh"}
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == (
+        'outcome: "meh" is not allowed; one of: succeeded, failed, abandoned.'
+    )

@@ -53,3 +53,18 @@ def test_it_rejects_a_plan_without_a_version_or_with_bad_steps(alice):
 
     assert no_version.status_code == 400
     assert bad_step.json()["error"]["message"].startswith("steps[0].status:")
+
+
+def test_a_bad_step_status_is_named_with_the_allowed_values(alice):
+    thread = alice.new_thread()
+    url = f"/api/v1/threads/{thread['id']}/plan"
+    steps = [{"title": "plan"}, {"title": "build", "status": "maybe"}]
+
+    response = alice.put(url, {"version": 0, "steps": steps})
+
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == (
+        'steps[1].status: "maybe" is not allowed; one of: pending, in_progress, done, failed, '
+        "skipped."
+    )
+    assert alice.get(url).json()["version"] == 0

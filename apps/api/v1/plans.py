@@ -18,13 +18,23 @@ from apps.runstate import services as runstate_services
 from apps.runstate.models import IterationOutcome
 from apps.threads import selectors as thread_selectors
 
+STEP_STATUSES = ["pending", "in_progress", "done", "failed", "skipped"]
+
+
+def choice_field(values: list[str], **kwargs) -> serializers.ChoiceField:
+    """A ChoiceField whose error lists the allowed values, so a client can fix its request."""
+    allowed = ", ".join(values)
+    return serializers.ChoiceField(
+        choices=values,
+        error_messages={"invalid_choice": f'"{{input}}" is not allowed; one of: {allowed}.'},
+        **kwargs,
+    )
+
 
 class PlanStepSerializer(StrictSerializer):
     id = serializers.CharField(max_length=100, required=False)
     title = serializers.CharField(max_length=1000)
-    status = serializers.ChoiceField(
-        choices=["pending", "in_progress", "done", "failed", "skipped"], default="pending"
-    )
+    status = choice_field(STEP_STATUSES, default="pending")
     notes = serializers.CharField(required=False, allow_blank=True)
 
 
@@ -98,7 +108,7 @@ class IterationSerializer(serializers.Serializer):
 class IterationListApi(APIView):
     class IterationCreateSerializer(StrictSerializer):
         task = serializers.CharField(max_length=200)
-        outcome = serializers.ChoiceField(choices=IterationOutcome.choices)
+        outcome = choice_field(IterationOutcome.values)
         run_id = serializers.UUIDField(required=False, allow_null=True, default=None)
         summary = serializers.CharField(allow_blank=True, default="")
         error = serializers.CharField(allow_blank=True, default="")
