@@ -28,11 +28,8 @@ run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput -v0
 	$(PY) manage.py bootstrap_demo --base-url http://$(HOST):$(PORT)
-	@# The job worker runs beside the web server; both stop together on Ctrl-C.
-	trap 'kill 0' INT TERM EXIT; \
-	$(PY) manage.py run_worker & \
-	$(BIN)/gunicorn memory_console.wsgi --bind $(HOST):$(PORT) \
-		--workers $(WEB_WORKERS) --threads $(WEB_THREADS) --access-logfile -
+	@# The web server and the job worker, started and stopped together: Ctrl-C stops both.
+	$(PY) manage.py serve --bind $(HOST):$(PORT) --workers $(WEB_WORKERS) --threads $(WEB_THREADS)
 
 ## browser: Debian's chromium for the browser tests (installed when running as root)
 browser:
