@@ -31,7 +31,7 @@ def gunicorn(transactional_db, tmp_path):
     port = free_port()
     env = server_env(tmp_path, DATABASE_URL=database_url(), SECRET_KEY=settings.SECRET_KEY)
     log = tmp_path / "gunicorn.log"
-    args = [sys.executable, "-m", "gunicorn", "memory_console.wsgi"]
+    args = [sys.executable, "-m", "gunicorn", "memory_console.wsgi", "--no-control-socket"]
     process = start([*args, "--bind", f"127.0.0.1:{port}", "--workers", "1"], env, log)
     try:
         wait_until_serving(f"http://127.0.0.1:{port}/healthz", process, log)

@@ -70,9 +70,9 @@ def test_after_collectstatic_production_serves_hashed_compressed_files(serve, tm
     collected = manage("collectstatic", "--noinput", "-v0", env=env)
     assert collected.returncode == 0, collected.stderr
     port = free_port()
-    gunicorn = [sys.executable, "-m", "gunicorn", "memory_console.wsgi", "--workers", "1"]
+    gunicorn = [sys.executable, "-m", "gunicorn", "memory_console.wsgi", "--no-control-socket"]
 
-    base = serve([*gunicorn, "--bind", f"127.0.0.1:{port}"], env, port)
+    base = serve([*gunicorn, "--bind", f"127.0.0.1:{port}", "--workers", "1"], env, port)
     links = static_links(base)
 
     assert links and all(HASHED.search(link) for link in links), links
