@@ -17,12 +17,15 @@ def plan_put(*, thread: Thread, expected_version: int, fields: dict) -> Plan:
                 return Plan.objects.create(thread=thread, version=1, **fields)
         except IntegrityError:
             _raise_stale(thread, expected_version)
-    updated = Plan.objects.filter(thread=thread, version=expected_version).update(
-        version=F("version") + 1, updated_at=timezone.now(), **fields
-    )
-    if not updated:
-        _raise_stale(thread, expected_version)
-    return Plan.objects.get(thread=thread)
+    with transaction.atomic():
+        updated = Plan.objects.filter(thread=thread, version=expected_version).update(
+            version=F("version") + 1, updated_at=timezone.now(), **fields
+        )
+        if updated:
+            # Read while the update's row lock is held, so a concurrent writer's next version
+            # is not answered as this one.
+            return Plan.objects.get(thread=thread)
+    _raise_stale(thread, expected_version)
 
 
 def _raise_stale(thread: Thread, expected_version: int):
@@ -45,24 +48,25 @@ def iteration_append(
     error: str = "",
     metadata: dict | None = None,
 ) -> IterationLog:
-    """Log the next attempt of a task; attempts are numbered 1, 2, 3, … per task and thread."""
-    for _ in range(5):
+    """Log the next attempt of a task; attempts are numbered 1, 2, 3, … per task and thread.
+
+    The thread row is locked (PostgreSQL: FOR UPDATE; SQLite: the IMMEDIATE transaction) while
+    the next number is counted and taken, so concurrent attempts queue instead of colliding:
+    retrying on the unique constraint answered 409 once a request lost five times in a row.
+    """
+    with transaction.atomic():
+        Thread.objects.select_for_update().values_list("pk").get(pk=thread.pk)
         last = IterationLog.objects.filter(thread=thread, task=task).aggregate(n=Max("attempt"))
-        try:
-            with transaction.atomic():
-                return IterationLog.objects.create(
-                    thread=thread,
-                    run=run,
-                    task=task,
-                    attempt=(last["n"] or 0) + 1,
-                    outcome=outcome,
-                    summary=summary,
-                    error=error,
-                    metadata=metadata or {},
-                )
-        except IntegrityError:
-            continue  # a concurrent attempt took that number; count again
-    raise Conflict("Too many concurrent attempts logged for this task; retry.")
+        return IterationLog.objects.create(
+            thread=thread,
+            run=run,
+            task=task,
+            attempt=(last["n"] or 0) + 1,
+            outcome=outcome,
+            summary=summary,
+            error=error,
+            metadata=metadata or {},
+        )
 
 
 def checkpoint_create(*, run: Run, state: dict, reason: str = "") -> Checkpoint:
@@ -87,11 +91,14 @@ def checkpoint_resume(*, checkpoint: Checkpoint, resume_input=None) -> Checkpoin
 def snapshot_put(*, run: Run, tree: dict) -> RunSnapshot:
     """Store the run's snapshot, replacing an earlier one."""
     for _ in range(3):
-        updated = RunSnapshot.objects.filter(run=run).update(
-            tree=tree, version=F("version") + 1, updated_at=timezone.now()
-        )
-        if updated:
-            return RunSnapshot.objects.get(run=run)
+        with transaction.atomic():
+            updated = RunSnapshot.objects.filter(run=run).update(
+                tree=tree, version=F("version") + 1, updated_at=timezone.now()
+            )
+            if updated:
+                # Read while the update's row lock is held: the answer is this write's version
+                # and tree, not those of a request that updated a moment later.
+                return RunSnapshot.objects.get(run=run)
         try:
             with transaction.atomic():
                 return RunSnapshot.objects.create(run=run, tree=tree)
