@@ -69,6 +69,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("semantic_recall_top_k", int, 5, "Semantic matches per query.", 1, 100),
     Setting("semantic_recall_range_before", int, 2, "Messages before each match.", 0, 20),
     Setting("semantic_recall_range_after", int, 1, "Messages after each match.", 0, 20),
+    Setting("context_max_tokens", int, 32_000, "Default context budget.", 500, 2_000_000),
+    Setting("knowledge_top_k", int, 5, "Knowledge chunks per context.", 0, 100),
     Setting(
         "embedder_model", str, "", "Embedding model; empty disables vectors.", project_only=True
     ),
@@ -91,16 +93,11 @@ SETTINGS: tuple[Setting, ...] = (
 # in the change that gives it its behaviour.
 NOT_USED_YET = frozenset(
     {
-        "recent_window",
         "short_term_limit",
-        "semantic_recall_enabled",
-        "semantic_recall_top_k",
         "observer_model",
         "observer_message_tokens",
         "reflector_observation_tokens",
         "compaction_budget_tokens",
-        "episodic_auto_inject",
-        "episodic_auto_inject_top_k",
         "episodic_max_entries_per_turn",
         "consolidation_interval_seconds",
     }

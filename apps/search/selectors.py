@@ -182,6 +182,7 @@ class Hit:
     score: float
     signals: dict
     thread_id: uuid.UUID | None = None
+    created_at: datetime | None = None
     metadata: dict = field(default_factory=dict)
     message_id: uuid.UUID | None = None
     seq: int | None = None
@@ -208,13 +209,17 @@ def search_for_agent(
     knowledge_base_ids: tuple[uuid.UUID, ...] = (),
     top_k: int = 10,
     message_range: tuple[int, int] | None = None,
+    without_resource: bool = False,
+    embedding: QueryEmbedding | None = None,
 ) -> SearchResults:
     """Search what the agent may see: its messages and entries, its project's knowledge.
 
     thread_id narrows messages to one thread and resource_id messages and entries to one end
-    user; both must already be known to be the agent's (the caller looked them up).
-    message_range is (before, after): how many messages to show around each message hit; by
-    default the agent's semantic_recall_range_before/after settings.
+    user; both must already be known to be the agent's (the caller looked them up);
+    without_resource narrows them to items of no end user instead. message_range is (before,
+    after): how many messages to show around each message hit; by default the agent's
+    semantic_recall_range_before/after settings. embedding is the query's, when the caller
+    searches several times for one query and embedded it once (query_embed).
     """
     scopes = []
     for kind in dict.fromkeys(kinds):
@@ -230,9 +235,11 @@ def search_for_agent(
                     agent_id=agent.id,
                     resource_id=resource_id,
                     thread_id=thread_id if kind == ItemKind.MESSAGE else None,
+                    without_resource=without_resource,
                 )
             )
-    embedding = query_embed(project_id=agent.project_id, query=query)
+    if embedding is None:
+        embedding = query_embed(project_id=agent.project_id, query=query)
     found = search(scopes=scopes, query=query, top_k=top_k, vector=embedding.vector)
     hits = [_hit(found_hit) for found_hit in found]
     message_hits = [hit for hit in hits if hit.type == "message"]
@@ -257,6 +264,7 @@ def _hit(found: SearchHit) -> Hit:
         score=found.score,
         signals=found.signals,
         thread_id=item.thread_id,
+        created_at=item.created_at,
     )
     if item.kind == ItemKind.MESSAGE:
         message = item.message
@@ -267,7 +275,7 @@ def _hit(found: SearchHit) -> Hit:
         hit.name, hit.payload = message.name, message.payload
     elif item.kind == ItemKind.CHUNK:
         chunk = item.chunk
-        hit.id = chunk.id
+        hit.id, hit.content = chunk.id, chunk.content
         hit.metadata = {
             **chunk.metadata,
             "document_id": str(chunk.document_id),
@@ -276,9 +284,22 @@ def _hit(found: SearchHit) -> Hit:
         }
     else:
         entry = item.entry
-        hit.id = entry.id
+        hit.id, hit.content = entry.id, entry.content
         hit.metadata = {**entry.metadata, "source": entry.source, "status": entry.status}
     return hit
+
+
+def hits_by_id(*, kind: str, ids) -> dict[str, Hit]:
+    """Return the items of one kind by the id of their message, chunk or entry (as text).
+
+    For re-reading what a stored context showed; the caller knows the ids to be its own.
+    """
+    relation = _RELATED[kind]
+    items = SearchItem.objects.select_related(relation).filter(
+        kind=kind, **{f"{relation}_id__in": list(ids)}
+    )
+    hits = [_hit(SearchHit(item, 0.0, {})) for item in items]
+    return {str(hit.id): hit for hit in hits}
 
 
 # Messages belong to the threads app, above this one; the search index reaches them through

@@ -55,6 +55,22 @@ def message_page(
     return page[:limit], len(page) > limit
 
 
+def message_tail(*, thread: Thread, after_seq: int, limit: int) -> list[Message]:
+    """Return the thread's newest `limit` messages after after_seq, oldest first."""
+    newest = Message.objects.filter(thread=thread, seq__gt=after_seq).order_by("-seq")[:limit]
+    return list(reversed(newest))
+
+
+def message_latest(*, thread: Thread, role: str) -> Message | None:
+    """Return the thread's latest message of this role."""
+    return Message.objects.filter(thread=thread, role=role).order_by("-seq").first()
+
+
+def messages_by_id(*, thread: Thread, ids) -> dict[str, Message]:
+    """Return the thread's messages with these ids, by id as text."""
+    return {str(m.id): m for m in Message.objects.filter(thread=thread, id__in=list(ids))}
+
+
 def message_get(*, agent: Agent, message_id: uuid.UUID) -> Message | None:
     return Message.objects.filter(thread__agent=agent, pk=message_id).first()
 

@@ -48,7 +48,11 @@ def _victim_objects(victim) -> dict[str, str]:
     document = victim.post(
         "/api/v1/knowledge-bases/victim-kb/documents", {"title": "t", "text": "victim's manual"}
     )
+    given = victim.post(f"/api/v1/threads/{thread['id']}/context", {}).json()
     return {
+        "context_id": given["context_id"],
+        "context_a": given["context_id"],
+        "context_b": given["context_id"],
         "kb_slug": "victim-kb",
         "document_id": document.json()["id"],
         "entry_id": entry.json()["id"],

@@ -20,6 +20,8 @@ SEED_DEFAULTS = {
     "semantic_recall_top_k": 5,
     "semantic_recall_range_before": 2,
     "semantic_recall_range_after": 1,
+    "context_max_tokens": 32_000,
+    "knowledge_top_k": 5,
     "embedder_model": "",
     "embedder_dimensions": 1536,
     "observer_model": "google/gemini-2.5-flash",

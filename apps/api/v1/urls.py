@@ -3,6 +3,7 @@ from django.urls import path
 from apps.api.v1 import (
     checkpoints,
     config,
+    context,
     episodic,
     knowledge,
     memory,
@@ -43,6 +44,14 @@ urlpatterns = [
         "checkpoints/<uuid:checkpoint_id>/resume",
         checkpoints.CheckpointResumeApi.as_view(),
         name="checkpoint-resume",
+    ),
+    path("threads/<uuid:thread_id>/context", context.ContextApi.as_view(), name="context"),
+    path("threads/<uuid:thread_id>/contexts", context.ContextListApi.as_view(), name="contexts"),
+    path("contexts/<uuid:context_id>", context.ContextDetailApi.as_view(), name="context-read"),
+    path(
+        "contexts/<uuid:context_a>/diff/<uuid:context_b>",
+        context.ContextDiffApi.as_view(),
+        name="contexts-diff",
     ),
     path("config", config.ConfigApi.as_view(), name="config"),
     path("search", search.SearchApi.as_view(), name="search"),

@@ -1,0 +1,190 @@
+"""The context an agent sends to its model, and the snapshots of every context given."""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.api.v1.common import StrictSerializer, paginate, paginated, principal
+from apps.context.assembly import context_assemble
+from apps.context.snapshots import snapshot_diff, snapshot_get, snapshot_list, snapshot_replay
+from apps.memconfig.selectors import config_effective
+from apps.threads.selectors import thread_get
+
+MAX_TOKENS_RANGE = (200, 2_000_000)
+
+
+class ContextInSerializer(StrictSerializer):
+    query = serializers.CharField(
+        max_length=2000,
+        required=False,
+        allow_blank=True,
+        help_text="What the context is for; default: the thread's latest user message.",
+    )
+    max_tokens = serializers.IntegerField(
+        min_value=MAX_TOKENS_RANGE[0],
+        max_value=MAX_TOKENS_RANGE[1],
+        required=False,
+        help_text="The budget; default: the agent's context_max_tokens setting.",
+    )
+
+
+class ItemSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(
+        choices=["message", "observation", "summary", "entry", "chunk", "profile", "session_memory"]
+    )
+    id = serializers.CharField()
+    seq = serializers.IntegerField(allow_null=True)
+    score = serializers.FloatField(allow_null=True)
+    changed = serializers.BooleanField(
+        required=False, help_text="Replays only: the item's row changed since."
+    )
+    deleted = serializers.BooleanField(
+        required=False, help_text="Replays only: the item's row is gone (its text is left out)."
+    )
+
+
+class BlockSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    tokens = serializers.IntegerField()
+    text = serializers.CharField(allow_blank=True)
+    items = ItemSerializer(many=True)
+
+
+class ChatMessageSerializer(serializers.Serializer):
+    role = serializers.CharField()
+    content = serializers.CharField(allow_blank=True)
+    name = serializers.CharField(allow_blank=True)
+    kind = serializers.CharField()
+    payload = serializers.JSONField(allow_null=True)
+    seq = serializers.IntegerField()
+
+
+class ContextWarningSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    block = serializers.CharField(required=False)
+    message = serializers.CharField()
+
+
+class ContextSerializer(serializers.Serializer):
+    context_id = serializers.UUIDField()
+    thread_id = serializers.UUIDField()
+    resource_id = serializers.CharField(allow_null=True)
+    config_version = serializers.CharField()
+    max_tokens = serializers.IntegerField()
+    tokens = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    blocks = BlockSerializer(many=True)
+    system_prompt = serializers.CharField(allow_blank=True)
+    messages = ChatMessageSerializer(many=True)
+    warnings = ContextWarningSerializer(many=True)
+
+
+class ContextListItemSerializer(serializers.Serializer):
+    id = serializers.UUIDField(help_text="The context_id.")
+    query = serializers.CharField()
+    max_tokens = serializers.IntegerField()
+    tokens = serializers.IntegerField()
+    config_version = serializers.CharField()
+    created_at = serializers.DateTimeField(source="assembled_at")
+
+
+class DiffItemSerializer(serializers.Serializer):
+    block = serializers.CharField()
+    type = serializers.CharField()
+    id = serializers.CharField()
+    seq = serializers.IntegerField(allow_null=True)
+
+
+class ContextDiffSerializer(serializers.Serializer):
+    from_ = serializers.UUIDField()
+    to = serializers.UUIDField()
+    entered = DiffItemSerializer(many=True)
+    left = DiffItemSerializer(many=True)
+    changed = DiffItemSerializer(many=True)
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = fields.pop("from_")
+        return fields
+
+
+class ContextApi(APIView):
+    def _answer(self, request, thread_id, data):
+        params = ContextInSerializer(data=data)
+        params.is_valid(raise_exception=True)
+        agent = principal(request).agent
+        thread = thread_get(agent=agent, thread_id=thread_id)
+        max_tokens = params.validated_data.get("max_tokens")
+        if max_tokens is None:
+            max_tokens = config_effective(agent=agent)["context_max_tokens"]
+        answer = context_assemble(
+            agent=agent,
+            thread=thread,
+            query=params.validated_data.get("query"),
+            max_tokens=max_tokens,
+        )
+        return Response(ContextSerializer(answer).data)
+
+    @extend_schema(
+        operation_id="context_build",
+        request=ContextInSerializer,
+        responses=ContextSerializer,
+        description="Assemble the context to send with the next model call: the blocks in "
+        "their fixed order (user_profile, session_memory, observations or summary, memory, "
+        "knowledge, recall) rendered into system_prompt, and the recent messages ready for a "
+        "chat call. Over max_tokens, blocks are trimmed (recall first, the recent window and "
+        "the user profile last) and warnings say what was cut. Each answer is stored as a "
+        "snapshot under its context_id.",
+    )
+    def post(self, request, thread_id):
+        return self._answer(request, thread_id, request.data)
+
+    @extend_schema(
+        operation_id="context_build_get",
+        parameters=[
+            OpenApiParameter("query", str, description="Default: the latest user message."),
+            OpenApiParameter("max_tokens", int, description="Default: context_max_tokens."),
+        ],
+        responses=ContextSerializer,
+        description="The same as POST, with the query and budget as query parameters.",
+    )
+    def get(self, request, thread_id):
+        return self._answer(request, thread_id, request.query_params.dict())
+
+
+class ContextDetailApi(APIView):
+    @extend_schema(
+        operation_id="context_read",
+        responses=ContextSerializer,
+        description="A stored context re-rendered from the rows it named; items whose rows "
+        "changed since are flagged `changed`, those that are gone `deleted` (and left out).",
+    )
+    def get(self, request, context_id):
+        snapshot = snapshot_get(agent=principal(request).agent, context_id=context_id)
+        return Response(ContextSerializer(snapshot_replay(snapshot=snapshot)).data)
+
+
+class ContextListApi(APIView):
+    @extend_schema(
+        operation_id="contexts_list",
+        parameters=[OpenApiParameter("limit", int), OpenApiParameter("cursor", str)],
+        responses=paginated(ContextListItemSerializer),
+        description="The thread's contexts, newest first.",
+    )
+    def get(self, request, thread_id):
+        thread = thread_get(agent=principal(request).agent, thread_id=thread_id)
+        return paginate(request, self, snapshot_list(thread=thread), ContextListItemSerializer)
+
+
+class ContextDiffApi(APIView):
+    @extend_schema(
+        operation_id="contexts_diff",
+        responses=ContextDiffSerializer,
+        description="Which items entered, left or changed from context a to context b.",
+    )
+    def get(self, request, context_a, context_b):
+        agent = principal(request).agent
+        first = snapshot_get(agent=agent, context_id=context_a)
+        second = snapshot_get(agent=agent, context_id=context_b)
+        return Response(ContextDiffSerializer(snapshot_diff(first=first, second=second)).data)

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ContextConfig(AppConfig):
+    name = "apps.context"
+    label = "context"
+    verbose_name = "Context assembly"

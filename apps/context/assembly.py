@@ -1,0 +1,249 @@
+"""Assemble the context an agent sends to its model before a call.
+
+context_assemble() picks what each block holds, trims the whole to max_tokens by a fixed
+priority, renders it, and stores a snapshot of what it gave (see snapshots.py).
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from django.utils import timezone
+
+from apps.context.render import (
+    Piece,
+    block_overhead,
+    chat_message_tokens,
+    line_tokens,
+    message_text,
+)
+from apps.context.snapshots import context_answer, snapshot_store
+from apps.knowledge.selectors import knowledge_base_list
+from apps.memconfig.selectors import config_effective
+from apps.search.models import ItemKind
+from apps.search.selectors import query_embed, search_for_agent
+from apps.threads.models import Role
+from apps.threads.selectors import message_latest, message_tail
+
+# Trimming takes pieces from these blocks first, and from the recent window and the user
+# profile last: what the agent was told about the user and what was just said matter most.
+TRIM_ORDER = (
+    "recall",
+    "knowledge",
+    "memory",
+    "observations",
+    "summary",
+    "session_memory",
+    "recent",
+    "user_profile",
+)
+# Blocks trimmed from their start (oldest first); the others lose their lowest-ranked pieces.
+TRIM_OLDEST_FIRST = {"observations", "recent"}
+# The most messages a context reads after what observations or a summary cover: far more than
+# any budget keeps, while a thread whose memory is still catching up cannot make a request slow.
+MAX_TAIL_MESSAGES = 1000
+
+
+@dataclass
+class Assembly:
+    """What a context holds before it is rendered: the pieces of each block, in order."""
+
+    blocks: dict[str, list[Piece]]
+    warnings: list[dict]
+
+
+def context_assemble(*, agent, thread, query: str | None, max_tokens: int) -> dict:
+    """Return the thread's context for the query within max_tokens, and store its snapshot.
+
+    1. The query defaults to the thread's latest user message.
+    2. Each block takes its pieces: profile and session memory, observations or the summary,
+       entries and knowledge ranked for the query, recalled messages outside the recent window,
+       then the recent messages after what observations or the summary cover.
+    3. Over max_tokens, pieces leave by TRIM_ORDER; warnings say what was left out.
+    4. The snapshot keeps every piece's identity and hash; the answer is rendered from it.
+    """
+    now = timezone.now()
+    config = config_effective(agent=agent)
+    if query is None:
+        latest = message_latest(thread=thread, role=Role.USER)
+        query = latest.content if latest else ""
+    assembly = _collect(agent, thread, query, config)
+    _trim(assembly, max_tokens, now)
+    snapshot = snapshot_store(
+        agent=agent,
+        thread=thread,
+        query=query,
+        max_tokens=max_tokens,
+        config_version=config_version(config.values),
+        assembled_at=now,
+        blocks=assembly.blocks,
+        warnings=assembly.warnings,
+    )
+    return context_answer(snapshot=snapshot, blocks=assembly.blocks)
+
+
+def config_version(values: dict) -> str:
+    """Return a short fingerprint of the effective settings a context was built with."""
+    text = json.dumps(values, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _collect(agent, thread, query: str, config) -> Assembly:
+    blocks: dict[str, list[Piece]] = {name: [] for name in TRIM_ORDER}
+    warnings: list[dict] = []
+    covered = 0  # the last seq that observations or a summary hold
+    recent = message_tail(
+        thread=thread,
+        after_seq=covered,
+        limit=max(config["recent_window"], 0) if covered == 0 else MAX_TAIL_MESSAGES,
+    )
+    window_start = recent[0].seq if recent else thread.last_seq + 1
+    blocks["recent"] = [_message_piece(message) for message in recent]
+    embedding = query_embed(project_id=agent.project_id, query=query)
+    if embedding.failed:
+        warnings.append(
+            {
+                "code": "vectors_unavailable",
+                "message": "The embedder failed: memory, knowledge and recall are ranked by "
+                "full-text and recency only.",
+            }
+        )
+    if query and config["episodic_auto_inject"] and config["episodic_auto_inject_top_k"]:
+        blocks["memory"] = _entries(agent, thread, query, config, embedding)
+    if query:
+        blocks["knowledge"] = _knowledge(agent, query, config, embedding)
+    if query and config["semantic_recall_enabled"] and config["semantic_recall_top_k"]:
+        blocks["recall"] = _recall(agent, thread, query, config, embedding, window_start)
+    return Assembly(blocks=blocks, warnings=warnings)
+
+
+def _message_piece(message) -> Piece:
+    return Piece(
+        type="message",
+        id=str(message.id),
+        content=message.content,
+        seq=message.seq,
+        extra={
+            "role": message.role,
+            "kind": message.kind,
+            "name": message.name,
+            "payload": message.payload,
+        },
+    )
+
+
+def _entries(agent, thread, query, config, embedding) -> list[Piece]:
+    """Approved entries of this agent and end user, ranked for the query."""
+    found = search_for_agent(
+        agent=agent,
+        query=query,
+        kinds=[ItemKind.ENTRY],
+        resource_id=thread.resource_id,
+        without_resource=thread.resource_id is None,
+        top_k=config["episodic_auto_inject_top_k"],
+        embedding=embedding,
+    )
+    return [
+        Piece(
+            type="entry",
+            id=str(hit.id),
+            content=hit.content,
+            score=hit.score,
+            created_at=hit.created_at,
+            extra={"status": hit.metadata["status"]},
+        )
+        for hit in found.hits
+    ]
+
+
+def _knowledge(agent, query, config, embedding) -> list[Piece]:
+    """The project's knowledge chunks ranked for the query."""
+    bases = tuple(knowledge_base_list(project=agent.project).values_list("id", flat=True))
+    if not bases or not config["knowledge_top_k"]:
+        return []
+    found = search_for_agent(
+        agent=agent,
+        query=query,
+        kinds=[ItemKind.CHUNK],
+        knowledge_base_ids=bases,
+        top_k=config["knowledge_top_k"],
+        embedding=embedding,
+    )
+    return [
+        Piece(type="chunk", id=str(hit.id), content=hit.content, score=hit.score)
+        for hit in found.hits
+    ]
+
+
+def _recall(agent, thread, query, config, embedding, window_start: int) -> list[Piece]:
+    """Past messages of the thread outside the recent window, each with the ones around it.
+
+    The recent window's own messages are left out, as hits and as range members: the model
+    sees them already. Hits are asked for beyond top_k so that enough remain after that.
+    """
+    top_k = config["semantic_recall_top_k"]
+    found = search_for_agent(
+        agent=agent,
+        query=query,
+        kinds=[ItemKind.MESSAGE],
+        thread_id=thread.id,
+        top_k=top_k + config["recent_window"],
+        message_range=(
+            config["semantic_recall_range_before"],
+            config["semantic_recall_range_after"],
+        ),
+        embedding=embedding,
+    )
+    pieces, shown = [], set()
+    hits = [hit for hit in found.hits if hit.seq < window_start][:top_k]
+    for hit in hits:
+        stretch = [*hit.context.before, hit, *hit.context.after]
+        for message in stretch:
+            if message.seq >= window_start or message.seq in shown:
+                continue
+            shown.add(message.seq)
+            text = message_text(
+                message.role, message.kind, message.name, message.content, message.payload
+            )
+            score = hit.score if message is hit else None
+            pieces.append(
+                Piece(
+                    type="message", id=str(message.id), content=text, seq=message.seq, score=score
+                )
+            )
+    return pieces
+
+
+def _trim(assembly: Assembly, max_tokens: int, now) -> None:
+    """Leave pieces out by TRIM_ORDER until the context fits max_tokens."""
+    blocks = assembly.blocks
+    for name, pieces in blocks.items():
+        for piece in pieces:
+            if name == "recent":
+                chat_message_tokens(piece)
+            else:
+                line_tokens(name, piece, now)
+    total = sum(_block_tokens(name, pieces) for name, pieces in blocks.items())
+    for name in TRIM_ORDER:
+        pieces, dropped = blocks[name], 0
+        while total > max_tokens and pieces:
+            before = _block_tokens(name, pieces)
+            pieces.pop(0 if name in TRIM_OLDEST_FIRST else -1)
+            total -= before - _block_tokens(name, pieces)
+            dropped += 1
+        if dropped:
+            assembly.warnings.append(
+                {
+                    "code": "trimmed",
+                    "block": name,
+                    "message": f"{dropped} item(s) of {name} left out to fit max_tokens "
+                    f"({max_tokens}).",
+                }
+            )
+
+
+def _block_tokens(name: str, pieces: list[Piece]) -> int:
+    """Return the block's tokens: its pieces' lines and, when it shows any, its tags."""
+    if not pieces:
+        return 0
+    return sum(piece.tokens for piece in pieces) + block_overhead(name)

@@ -1,0 +1,154 @@
+"""Render context blocks as text: fixed tags, escaped content, relative ages.
+
+Text inside a block is escaped (&, <, >), so stored text can never close its block or open
+another: a message holding `</memory><system>` stays inert inside whatever block shows it.
+Rendering depends only on the pieces and the moment it is rendered for, so a stored snapshot
+re-renders byte for byte (see snapshots.py).
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from apps.providers.tokens import count_message_tokens, count_tokens
+
+# The blocks in their fixed order, each with its tag; "recent" is the chat messages themselves.
+BLOCKS = (
+    ("user_profile", "user-profile"),
+    ("session_memory", "session-memory"),
+    ("observations", "observations"),
+    ("summary", "summary"),
+    ("memory", "memory"),
+    ("knowledge", "knowledge"),
+    ("recall", "recall"),
+    ("recent", None),
+)
+TAGS = dict(BLOCKS)
+MEMORY_DESCRIPTION = "Source-backed case entries retrieved from previous threads for this turn."
+
+
+@dataclass
+class Piece:
+    """One item of a block: what it is, where it came from, and what it shows."""
+
+    type: str  # message | observation | summary | entry | chunk | profile | session_memory
+    id: str
+    content: str  # the stored text the item's hash is taken of
+    seq: int | None = None
+    score: float | None = None
+    created_at: datetime | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    tokens: int = 0  # of its rendered line, set by line_tokens()
+
+
+def escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def age(then: datetime, now: datetime) -> str:
+    """Return how long ago `then` was, in words: today, 1 day ago, 3 weeks ago, …"""
+    days = max(0, (now - then).days)
+    if days == 0:
+        return "today"
+    for unit, size, below in (("day", 1, 14), ("week", 7, 60), ("month", 30, 730)):
+        if days < below:
+            count = days // size
+            return f"{count} {unit}{'s' if count != 1 else ''} ago"
+    years = days // 365
+    return f"{years} year{'s' if years != 1 else ''} ago"
+
+
+def message_text(role: str, kind: str, name: str, content: str, payload) -> str:
+    """Return a message as one line of a block: who, what, and its payload as JSON."""
+    head = role if kind == "message" else f"{role} {kind}"
+    if name:
+        head += f" {name}"
+    body = content
+    if payload is not None:
+        data = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        body = f"{body} {data}" if body else data
+    return f"{head}: {body}"
+
+
+def piece_line(block: str, piece: Piece, now: datetime) -> str:
+    """Return the piece as its block shows it (escaped)."""
+    if block == "observations":
+        span = f"[#{piece.seq}–#{piece.extra['last_seq']}]"
+        return f"{span}\n{escape(piece.content)}"
+    if block == "summary":
+        return f"[#1–#{piece.seq}]\n{escape(piece.content)}"
+    if block == "memory":
+        return f"- {escape(piece.content)} ({age(piece.created_at, now)})"
+    if block == "knowledge":
+        return f"- {escape(piece.content)}"
+    if block == "recall":
+        return f"#{piece.seq} {escape(piece.content)}"
+    return escape(piece.content)  # user_profile, session_memory
+
+
+def line_tokens(block: str, piece: Piece, now: datetime) -> int:
+    piece.tokens = count_tokens(piece_line(block, piece, now))
+    return piece.tokens
+
+
+def block_text(block: str, pieces: list[Piece], now: datetime) -> str:
+    """Return the block's text: its tag around its pieces' lines ("" when it has none)."""
+    if not pieces or TAGS[block] is None:
+        return ""
+    ordered = pieces
+    if block == "memory":  # most recent first, so stale cases weigh less than fresh ones
+        ordered = sorted(pieces, key=lambda p: (p.created_at, p.id), reverse=True)
+    if block == "recall":  # pieces come best hit first; the thread reads in its own order
+        ordered = sorted(pieces, key=lambda p: p.seq)
+    lines = [piece_line(block, piece, now) for piece in ordered]
+    if block == "memory":
+        lines = [f"<description>{MEMORY_DESCRIPTION}</description>", "<value>", *lines, "</value>"]
+    if block == "recall":
+        lines = _with_gaps(ordered, lines)
+    tag = TAGS[block]
+    return "\n".join([f"<{tag}>", *lines, f"</{tag}>"])
+
+
+def _with_gaps(pieces: list[Piece], lines: list[str]) -> list[str]:
+    """Separate recalled stretches of a thread by an empty line where their seqs break."""
+    out: list[str] = []
+    for index, (piece, line) in enumerate(zip(pieces, lines, strict=True)):
+        if index and piece.seq != pieces[index - 1].seq + 1:
+            out.append("")
+        out.append(line)
+    return out
+
+
+def block_overhead(block: str) -> int:
+    """Return the tokens a block adds around its pieces' lines: its tags (and description)."""
+    if TAGS[block] is None:
+        return 0
+    wrapper = f"<{TAGS[block]}>\n</{TAGS[block]}>"
+    if block == "memory":
+        wrapper += f"<description>{MEMORY_DESCRIPTION}</description><value></value>"
+    return count_tokens(wrapper)
+
+
+def piece_hash(piece: Piece) -> str:
+    """Return a fingerprint of what the piece shows, to tell later whether it changed."""
+    extra = json.dumps(piece.extra, sort_keys=True, default=str)
+    return hashlib.sha256(f"{piece.content}\x00{extra}".encode()).hexdigest()[:16]
+
+
+def chat_message(piece: Piece) -> dict:
+    """Return a recent message as the context's `messages` list shows it."""
+    return {
+        "role": piece.extra["role"],
+        "content": piece.content,
+        "name": piece.extra["name"],
+        "kind": piece.extra["kind"],
+        "payload": piece.extra["payload"],
+        "seq": piece.seq,
+    }
+
+
+def chat_message_tokens(piece: Piece) -> int:
+    piece.tokens = count_message_tokens(piece.content, piece.extra["payload"])
+    return piece.tokens

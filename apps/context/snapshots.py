@@ -1,0 +1,280 @@
+"""Context snapshots: store what a context gave, re-render it, and compare two of them.
+
+A snapshot keeps each piece's identity and a hash of what it showed, never the text: re-reading
+the rows renders the same context again, and a piece whose row changed or went since is flagged.
+"""
+
+from apps.context.models import ContextSnapshot
+from apps.context.render import (
+    BLOCKS,
+    Piece,
+    block_text,
+    chat_message,
+    chat_message_tokens,
+    message_text,
+    piece_hash,
+)
+from apps.core.errors import NotFound
+from apps.providers.tokens import count_tokens
+from apps.search.models import ItemKind
+from apps.search.selectors import hits_by_id
+from apps.threads.selectors import messages_by_id
+
+
+def snapshot_store(
+    *,
+    agent,
+    thread,
+    query: str,
+    max_tokens: int,
+    config_version: str,
+    assembled_at,
+    blocks: dict[str, list[Piece]],
+    warnings: list[dict],
+) -> ContextSnapshot:
+    """Store the manifest of a context: per block, each piece's type, id, seq, score and hash."""
+    manifest_blocks = [
+        {
+            "name": name,
+            "items": [
+                {
+                    "type": piece.type,
+                    "id": piece.id,
+                    "seq": piece.seq,
+                    "score": piece.score,
+                    "hash": piece_hash(piece),
+                }
+                for piece in blocks.get(name, [])
+            ],
+        }
+        for name in shown_blocks(blocks)
+    ]
+    snapshot = ContextSnapshot(
+        thread=thread,
+        agent=agent,
+        query=query,
+        max_tokens=max_tokens,
+        tokens=0,
+        config_version=config_version,
+        assembled_at=assembled_at,
+        manifest={"blocks": manifest_blocks, "warnings": warnings},
+    )
+    snapshot.tokens = _rendered(snapshot, blocks)["tokens"]
+    snapshot.save()
+    return snapshot
+
+
+def shown_blocks(blocks: dict[str, list[Piece]]) -> list[str]:
+    """Return the names of the blocks a context answer lists, in their fixed order.
+
+    A thread's older history comes as observations or as a summary, never both: the summary
+    block is listed only when it holds something.
+    """
+    names = [name for name, _ in BLOCKS]
+    if blocks.get("summary"):
+        names.remove("observations")
+    else:
+        names.remove("summary")
+    return names
+
+
+def context_answer(*, snapshot: ContextSnapshot, blocks: dict[str, list[Piece]]) -> dict:
+    """Return the API's answer for a snapshot whose pieces are given, block by block."""
+    rendered = _rendered(snapshot, blocks)
+    thread = snapshot.thread
+    return {
+        "context_id": str(snapshot.id),
+        "thread_id": str(thread.id),
+        "resource_id": thread.resource.external_id if thread.resource_id else None,
+        "config_version": snapshot.config_version,
+        "max_tokens": snapshot.max_tokens,
+        "tokens": rendered["tokens"],
+        "created_at": snapshot.assembled_at,
+        "blocks": rendered["blocks"],
+        "system_prompt": rendered["system_prompt"],
+        "messages": rendered["messages"],
+        "warnings": snapshot.manifest["warnings"],
+    }
+
+
+def _rendered(snapshot: ContextSnapshot, blocks: dict[str, list[Piece]]) -> dict:
+    now = snapshot.assembled_at
+    out, texts, messages, total = [], [], [], 0
+    for entry in snapshot.manifest["blocks"] if snapshot.pk else _names(blocks):
+        name = entry["name"]
+        pieces = blocks.get(name, [])
+        if name == "recent":
+            messages = [chat_message(piece) for piece in pieces]
+            tokens = sum(chat_message_tokens(piece) for piece in pieces)
+            text = ""
+        else:
+            text = block_text(name, pieces, now)
+            tokens = count_tokens(text)
+            if text:
+                texts.append(text)
+        total += tokens
+        out.append(
+            {
+                "name": name,
+                "tokens": tokens,
+                "text": text,
+                "items": _items(entry.get("items"), pieces),
+            }
+        )
+    return {
+        "blocks": out,
+        "system_prompt": "\n\n".join(texts),
+        "messages": messages,
+        "tokens": total,
+    }
+
+
+def _names(blocks):
+    return [{"name": name} for name in shown_blocks(blocks)]
+
+
+def _items(stored: list[dict] | None, pieces: list[Piece]) -> list[dict]:
+    """Return a block's items; from a stored manifest, with what changed or went flagged."""
+    shown = [{"type": p.type, "id": p.id, "seq": p.seq, "score": p.score} for p in pieces]
+    if stored is None:
+        return shown
+    current = {(p.type, p.id): piece_hash(p) for p in pieces}
+    items = []
+    for item in stored:
+        now = current.get((item["type"], item["id"]))
+        flags = {"deleted": True} if now is None else {}
+        if now is not None and now != item["hash"]:
+            flags = {"changed": True}
+        items.append({key: item[key] for key in ("type", "id", "seq", "score")} | flags)
+    return items
+
+
+def snapshot_get(*, agent, context_id) -> ContextSnapshot:
+    snapshot = (
+        ContextSnapshot.objects.select_related("thread__resource")
+        .filter(agent=agent, pk=context_id)
+        .first()
+    )
+    if snapshot is None:
+        raise NotFound("No such context.")
+    return snapshot
+
+
+def snapshot_list(*, thread):
+    return ContextSnapshot.objects.filter(thread=thread)
+
+
+def snapshot_replay(*, snapshot: ContextSnapshot) -> dict:
+    """Re-render a stored context from the rows it named, flagging what changed since."""
+    return context_answer(snapshot=snapshot, blocks=_reload(snapshot))
+
+
+def _reload(snapshot: ContextSnapshot) -> dict[str, list[Piece]]:
+    """Load each manifest item's row as a piece again; a row that is gone is left out."""
+    wanted: dict[str, set[str]] = {}
+    for block in snapshot.manifest["blocks"]:
+        for item in block["items"]:
+            wanted.setdefault(item["type"], set()).add(item["id"])
+    loaded: dict[str, dict[str, Piece]] = {
+        kind: LOADERS[kind](snapshot, ids) for kind, ids in wanted.items()
+    }
+    blocks = {}
+    for block in snapshot.manifest["blocks"]:
+        pieces = []
+        for item in block["items"]:
+            piece = loaded[item["type"]].get(item["id"])
+            if piece is None:
+                continue
+            if block["name"] == "recall":  # a recalled message shows as one line of text
+                piece = Piece(
+                    type=piece.type,
+                    id=piece.id,
+                    content=message_text(
+                        piece.extra["role"],
+                        piece.extra["kind"],
+                        piece.extra["name"],
+                        piece.content,
+                        piece.extra["payload"],
+                    ),
+                    seq=piece.seq,
+                )
+            piece.score = item["score"]
+            pieces.append(piece)
+        blocks[block["name"]] = pieces
+    return blocks
+
+
+def _messages(snapshot, ids) -> dict[str, Piece]:
+    return {
+        key: Piece(
+            type="message",
+            id=key,
+            content=message.content,
+            seq=message.seq,
+            extra={
+                "role": message.role,
+                "kind": message.kind,
+                "name": message.name,
+                "payload": message.payload,
+            },
+        )
+        for key, message in messages_by_id(thread=snapshot.thread, ids=ids).items()
+    }
+
+
+def _entries(snapshot, ids) -> dict[str, Piece]:
+    return {
+        key: Piece(
+            type="entry",
+            id=key,
+            content=hit.content,
+            created_at=hit.created_at,
+            extra={"status": hit.metadata["status"]},
+        )
+        for key, hit in hits_by_id(kind=ItemKind.ENTRY, ids=ids).items()
+    }
+
+
+def _chunks(snapshot, ids) -> dict[str, Piece]:
+    return {
+        key: Piece(type="chunk", id=key, content=hit.content)
+        for key, hit in hits_by_id(kind=ItemKind.CHUNK, ids=ids).items()
+    }
+
+
+# How each type of piece is read back: loader(snapshot, ids) -> {id: Piece}.
+LOADERS = {"message": _messages, "entry": _entries, "chunk": _chunks}
+
+
+def snapshot_diff(*, first: ContextSnapshot, second: ContextSnapshot) -> dict:
+    """Return the items that entered, left or changed from the first context to the second."""
+
+    def index(snapshot):
+        return {
+            (block["name"], item["type"], item["id"]): item
+            for block in snapshot.manifest["blocks"]
+            for item in block["items"]
+        }
+
+    before, after = index(first), index(second)
+
+    def listed(keys, source):
+        return [
+            {"block": key[0], "type": key[1], "id": key[2], "seq": source[key]["seq"]}
+            for key in sorted(keys, key=lambda k: (_order(k[0]), source[k]["seq"] or 0, k[2]))
+        ]
+
+    changed = {
+        key for key in before.keys() & after.keys() if before[key]["hash"] != after[key]["hash"]
+    }
+    return {
+        "from": str(first.id),
+        "to": str(second.id),
+        "entered": listed(after.keys() - before.keys(), after),
+        "left": listed(before.keys() - after.keys(), before),
+        "changed": listed(changed, after),
+    }
+
+
+def _order(block: str) -> int:
+    return [name for name, _ in BLOCKS].index(block)

@@ -1,0 +1,89 @@
+"""Every context is stored as a snapshot: re-rendered on demand, listed, compared."""
+
+from apps.episodic.models import MemoryEntry
+from tests.context.conftest import block, context, talk
+
+
+def _read(actor, context_id):
+    return actor.get(f"/api/v1/contexts/{context_id}")
+
+
+def test_a_stored_context_re_renders_exactly_as_it_was_given(alice, remember, configure):
+    remember(alice, "Ann's heating fails on cold mornings")
+    configure(alice, semantic_recall_enabled=True, recent_window=2)
+    thread = alice.new_thread(resource_id="ann")
+    talk(alice, thread["id"], "heating trouble again", "since when?", "cold mornings", "ok")
+    given = context(alice, thread["id"], query="heating cold")
+
+    response = _read(alice, given["context_id"])
+
+    assert response.status_code == 200
+    assert response.json() == given
+
+
+def test_items_changed_or_deleted_since_are_flagged(alice, remember):
+    kept = remember(alice, "heating note kept")
+    edited = remember(alice, "heating note edited")
+    gone = remember(alice, "heating note deleted")
+    thread = alice.new_thread(resource_id="ann")
+    talk(alice, thread["id"], "heating note?")
+    given = context(alice, thread["id"])
+    MemoryEntry.objects.filter(pk=edited["id"]).update(content="heating note rewritten")
+    assert alice.delete(f"/api/v1/episodic/{gone['id']}").status_code in (200, 204)
+
+    replay = _read(alice, given["context_id"]).json()
+
+    flags = {item["id"]: item for item in block(replay, "memory")["items"]}
+    assert flags[kept["id"]].keys() == {"type", "id", "seq", "score"}
+    assert flags[edited["id"]]["changed"] is True
+    assert flags[gone["id"]]["deleted"] is True
+    text = block(replay, "memory")["text"]
+    assert "heating note rewritten" in text and "heating note deleted" not in text
+
+
+def test_the_thread_lists_its_contexts_newest_first(alice):
+    thread = alice.new_thread()
+    talk(alice, thread["id"], "hello")
+    first = context(alice, thread["id"])
+    second = context(alice, thread["id"], max_tokens=1000)
+
+    listed = alice.get(f"/api/v1/threads/{thread['id']}/contexts").json()["results"]
+
+    assert [c["id"] for c in listed] == [second["context_id"], first["context_id"]]
+    assert listed[0]["max_tokens"] == 1000 and listed[0]["tokens"] == second["tokens"]
+
+
+def test_a_diff_says_which_items_entered_left_or_changed(alice, remember, configure):
+    configure(alice, recent_window=2)
+    thread = alice.new_thread(resource_id="ann")
+    talk(alice, thread["id"], "one", "two")
+    before = context(alice, thread["id"], query="boiler")
+    entry = remember(alice, "the boiler was serviced")
+    talk(alice, thread["id"], "three")
+    after = context(alice, thread["id"], query="boiler")
+
+    diff = alice.get(f"/api/v1/contexts/{before['context_id']}/diff/{after['context_id']}")
+
+    body = diff.json()
+    assert diff.status_code == 200
+    assert body["from"] == before["context_id"] and body["to"] == after["context_id"]
+    entered = [(i["block"], i["type"], i["seq"]) for i in body["entered"]]
+    assert entered == [("memory", "entry", None), ("recent", "message", 3)]
+    assert body["entered"][0]["id"] == entry["id"]
+    assert [(i["block"], i["seq"]) for i in body["left"]] == [("recent", 1)]
+    assert body["changed"] == []
+
+
+def test_other_agents_snapshots_answer_404(alice, bob, carol):
+    thread = alice.new_thread()
+    talk(alice, thread["id"], "hello")
+    given = context(alice, thread["id"])
+    bobs_thread = bob.new_thread()
+    bobs = context(bob, bobs_thread["id"])
+
+    for outsider in (bob, carol):
+        assert _read(outsider, given["context_id"]).status_code == 404
+    assert (
+        alice.get(f"/api/v1/contexts/{given['context_id']}/diff/{bobs['context_id']}").status_code
+        == 404
+    )
