@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "apps.providers",
     "apps.knowledge",
     "apps.episodic",
+    "apps.observations",
     "apps.context",
     "apps.search",
     "apps.audit",

@@ -18,6 +18,8 @@ class Setting:
     maximum: float | None = None
     # Settings that shape a project-wide index (the embedder) cannot differ between its agents.
     project_only: bool = False
+    # A str setting that names one of a few behaviours accepts only these values.
+    choices: tuple[str, ...] | None = None
 
     @property
     def in_use(self) -> bool:
@@ -43,6 +45,8 @@ class Setting:
                 raise ValueError("must be a string")
             if len(value) > 200:
                 raise ValueError("must be at most 200 characters")
+            if self.choices is not None and value.strip() not in self.choices:
+                raise ValueError(f"must be one of {', '.join(self.choices)}")
             return value.strip()
         if isinstance(value, bool):
             raise ValueError(f"must be a {self._type_word()}")
@@ -79,6 +83,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("observer_message_tokens", int, 30_000, "Observer trigger threshold.", 100, 10_000_000),
     Setting("reflector_observation_tokens", int, 40_000, "Reflector threshold.", 100, 10_000_000),
     Setting("compaction_budget_tokens", int, 100_000, "Compact above this many.", 1000, 10_000_000),
+    Setting(
+        "context_strategy",
+        str,
+        "observational",
+        "Older messages become observations, a compaction summary, or neither.",
+        choices=("observational", "compaction", "none"),
+    ),
     Setting("episodic_auto_inject", bool, True, "Inject <memory> entries into context."),
     Setting("episodic_auto_inject_top_k", int, 12, "Entries injected per turn.", 0, 200),
     Setting("episodic_dedupe_threshold", float, 0.86, "Similarity deemed a duplicate.", 0.0, 1.0),
@@ -94,10 +105,6 @@ SETTINGS: tuple[Setting, ...] = (
 NOT_USED_YET = frozenset(
     {
         "short_term_limit",
-        "observer_model",
-        "observer_message_tokens",
-        "reflector_observation_tokens",
-        "compaction_budget_tokens",
         "episodic_max_entries_per_turn",
         "consolidation_interval_seconds",
     }

@@ -8,6 +8,7 @@ from apps.api.v1 import (
     knowledge,
     memory,
     messages,
+    observations,
     plans,
     runs,
     search,
@@ -27,6 +28,12 @@ urlpatterns = [
         plans.IterationListApi.as_view(),
         name="iterations",
     ),
+    path(
+        "threads/<uuid:thread_id>/observations",
+        observations.ObservationListApi.as_view(),
+        name="observations",
+    ),
+    path("threads/<uuid:thread_id>/summary", observations.SummaryApi.as_view(), name="summary"),
     path("runs/<uuid:run_id>", runs.RunDetailApi.as_view(), name="run"),
     path("runs/<uuid:run_id>/finish", runs.RunFinishApi.as_view(), name="run-finish"),
     path(

@@ -1,0 +1,239 @@
+"""Deterministic observations, reflections and summaries, for when no model is configured or fails.
+
+A message log becomes one line per step:
+  user requests, errors and decisions verbatim;
+  a tool call and its result as `name(argument digest) → outcome`, with the identifiers the
+  result held (ids, URLs, file names, numbers);
+  the same step repeated in a row as one line marked ×n.
+Every line starts with the seq range it came from, so the text can be traced back.
+"""
+
+import json
+import re
+from dataclasses import dataclass
+
+PROMPT_VERSION = "extractive-1"
+
+_VALUE_CHARS = 40  # an argument value in a digest
+_ARGS_CHARS = 160  # a whole argument digest
+_TEXT_CHARS = 300  # an assistant message or event
+_VERBATIM_CHARS = 4000  # a user request or error: kept whole unless enormous
+_RESULT_IDS = 10  # identifiers quoted from one tool result
+
+_URL = r"https?://[^\s\"'<>)\]},]+"
+_EXTENSIONS = (
+    "py|js|ts|tsx|jsx|json|jsonl|ya?ml|toml|ini|cfg|conf|env|md|txt|csv|tsv|log|html?|css|sql|"
+    "xml|sh|go|rs|java|kt|rb|php|c|h|cpp|hpp|cs|swift|pdf|png|jpe?g|gif|svg|zip|gz|tar|tgz|"
+    "docx?|xlsx?|pptx?|lock|pem|crt|key|bin|parquet|ipynb"
+)
+_FILE = rf"(?:[\w.-]+/)*[\w-]+\.(?:{_EXTENSIONS})\b"
+_UUID = r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+# Tokens mixing letters and digits: joined by - or _ (wf-123, call_9f2) or long (a1b2c3d4).
+_ID = (
+    r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+\b"
+    r"|\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{6,}\b"
+)
+# Numbers of two digits or more (status codes, counts, ids), but not a repeat mark like ×12.
+_NUMBER = r"(?<![\w.×])\d{2,}(?:\.\d+)?(?![\w])"
+IDENTIFIER = re.compile("|".join(f"(?:{p})" for p in (_URL, _UUID, _FILE, _ID, _NUMBER)))
+# The seq reference a digest line starts with: [#12], [#12–13], [#4–5, #9–10].
+_SEQ_REF = re.compile(r"^\[#[\d–, #]+\] ", re.MULTILINE)
+_ERROR_WORDS = re.compile(
+    r"\b(error|exception|traceback|failed|failure|timed? ?out|refused|denied|too many requests|"
+    r"unavailable|rate.?limit)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One line of a digest: what happened at seqs, rendered without its seq reference."""
+
+    seqs: tuple[int, ...]
+    text: str
+    count: int = 1  # how many times the step ran in a row
+
+
+def identifiers_in(text: str) -> set[str]:
+    """Return the ids, URLs, file names and numbers (two digits or more) that text names.
+
+    The seq references digest lines start with are this module's own, not identifiers.
+    """
+    text = _SEQ_REF.sub("", text)
+    return {match.group(0).rstrip(".,;:") for match in IDENTIFIER.finditer(text)}
+
+
+def is_error(message) -> bool:
+    """Whether a message reports a failure: kind error, or a tool result that says it failed.
+
+    A structured result decides by its own fields (status ≥ 400, a non-empty error, ok false),
+    so a successful result that merely mentions "errors" is not one; plain text by its first line.
+    """
+    if message.kind == "error":
+        return True
+    if message.kind != "tool_result":
+        return False
+    body = message.payload if isinstance(message.payload, dict) else _maybe_json(message.content)
+    if isinstance(body, dict):
+        status = body.get("status_code", body.get("status"))
+        return bool(
+            (isinstance(status, int) and status >= 400)
+            or body.get("error")
+            or body.get("ok") is False
+        )
+    first_line = message.content.strip().split("\n", 1)[0]
+    return bool(_ERROR_WORDS.search(first_line[:200]))
+
+
+def messages_digest(messages) -> str:
+    """Return the extractive digest of messages (in seq order): one line per step."""
+    return "\n".join(_line(step) for step in _collapse(list(_steps(messages))))
+
+
+def observations_merge(texts: list[str]) -> str:
+    """Concatenate digests, merging entries that repeat one another; nothing else is dropped.
+
+    An entry is a line with its seq reference and the lines that continue it (a multi-line
+    error); the same entry seen again adds its reference to the first one.
+    """
+    merged: dict[str, list[str]] = {}
+    for text in texts:
+        for entry in _entries(text):
+            ref = _SEQ_REF.match(entry)
+            body = entry[ref.end() :] if ref else entry
+            refs = merged.setdefault(body, [])
+            if ref:
+                refs.append(ref.group(0)[1:-2])
+    return "\n".join(
+        f"[{', '.join(refs)}] {body}" if refs else body for body, refs in merged.items()
+    )
+
+
+def _entries(text: str) -> list[str]:
+    entries: list[str] = []
+    for line in text.splitlines():
+        if entries and not _SEQ_REF.match(line):
+            entries[-1] += "\n" + line
+        else:
+            entries.append(line)
+    return entries
+
+
+def _steps(messages):
+    pending_call = None
+    for message in messages:
+        if message.kind == "tool_call":
+            if pending_call is not None:
+                yield Step((pending_call.seq,), f"{_call(pending_call)} → (no result)")
+            pending_call = message
+            continue
+        # A result, or an error a tool answered, completes the call before it.
+        answers = message.kind == "tool_result" or (
+            message.kind == "error" and message.role == "tool"
+        )
+        if answers and pending_call is not None and message.name in ("", pending_call.name):
+            yield _result_step(message, pending_call)
+            pending_call = None
+            continue
+        if pending_call is not None:
+            yield Step((pending_call.seq,), f"{_call(pending_call)} → (no result)")
+            pending_call = None
+        yield _message_step(message)
+    if pending_call is not None:
+        yield Step((pending_call.seq,), f"{_call(pending_call)} → (pending)")
+
+
+def _message_step(message) -> Step:
+    seqs = (message.seq,)
+    if message.kind == "tool_result":  # a result with no call before it
+        return _result_step(message, None)
+    if message.kind == "error" or is_error(message):
+        label = f"Error ({message.name})" if message.name else "Error"
+        return Step(seqs, f"{label}: {_verbatim(message.content or _json(message.payload))}")
+    if message.role == "user":
+        return Step(seqs, f"User: {_verbatim(message.content or _json(message.payload))}")
+    if message.kind == "event":
+        return Step(seqs, f"Event {message.name}: {_short(message.content, _TEXT_CHARS)}".strip())
+    role = message.role.capitalize()
+    return Step(seqs, f"{role}: {_short(message.content or _json(message.payload), _TEXT_CHARS)}")
+
+
+def _result_step(result, call) -> Step:
+    seqs = (call.seq, result.seq) if call is not None else (result.seq,)
+    head = _call(call) if call is not None else f"{result.name or 'tool'} result"
+    text = result.content or _json(result.payload)
+    if is_error(result):
+        return Step(seqs, f"{head} → error: {_verbatim(text)}")
+    # Names before bare numbers, in order of appearance; what the call says is not repeated.
+    found = identifiers_in(text) - identifiers_in(head)
+    ids = sorted(found, key=lambda token: (_is_number(token), text.find(token)))[:_RESULT_IDS]
+    return Step(seqs, f"{head} → ok" + (f"; {', '.join(ids)}" if ids else ""))
+
+
+def _is_number(token: str) -> bool:
+    return token.replace(".", "", 1).isdigit()
+
+
+def _call(call) -> str:
+    arguments = call.payload if call.payload is not None else _maybe_json(call.content)
+    if isinstance(arguments, dict) and isinstance(arguments.get("arguments"), (dict, str)):
+        arguments = arguments["arguments"]
+    if isinstance(arguments, str):
+        arguments = _maybe_json(arguments)
+    if isinstance(arguments, dict):
+        pairs = [
+            f"{key}={_short(_scalar(value), _VALUE_CHARS)}" for key, value in arguments.items()
+        ]
+        digest = ", ".join(pairs)
+    else:
+        digest = _short(_scalar(arguments), _VALUE_CHARS) if arguments not in (None, "") else ""
+    return f"{call.name or 'tool'}({_short(digest, _ARGS_CHARS)})"
+
+
+def _collapse(steps: list[Step]) -> list[Step]:
+    """Merge runs of the same step (a retry loop) into one, keeping every seq."""
+    out: list[Step] = []
+    for step in steps:
+        if out and out[-1].text == step.text:
+            out[-1] = Step(out[-1].seqs + step.seqs, step.text, out[-1].count + step.count)
+        else:
+            out.append(step)
+    return out
+
+
+def _line(step: Step) -> str:
+    first, last = min(step.seqs), max(step.seqs)
+    ref = f"#{first}" if first == last else f"#{first}–{last}"
+    times = f" ×{step.count}" if step.count > 1 else ""
+    return f"[{ref}] {step.text}{times}"
+
+
+def _scalar(value) -> str:
+    if isinstance(value, str):
+        return value
+    return _json(value)
+
+
+def _json(value) -> str:
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _maybe_json(text):
+    if not isinstance(text, str) or not text.strip().startswith(("{", "[")):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _verbatim(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= _VERBATIM_CHARS else text[:_VERBATIM_CHARS] + "…"

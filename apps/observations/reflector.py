@@ -1,0 +1,151 @@
+"""The Reflector: condense a thread's active observations into one reflection, a new generation."""
+
+import logging
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from apps.observations import extractive
+from apps.observations.chunks import failure_record
+from apps.observations.models import (
+    Method,
+    Observation,
+    ObservationFailure,
+    ObservationProgress,
+    Stage,
+)
+from apps.observations.observer import BUFFER_RATIO
+from apps.observations.prompts import reflector as prompt
+from apps.providers.llm import ChatModel, LLMError, LLMOutputError
+from apps.providers.tokens import count_tokens
+
+logger = logging.getLogger(__name__)
+
+# New observations since the last reflection must hold this share of the threshold before the
+# next one: a reflection that could not condense much is not redone at every new observation.
+FRESH_RATIO = 0.5
+
+
+class _Superseded(Exception):
+    """Another job changed the active set while this reflection was being computed."""
+
+
+def thread_reflect(*, thread, config, chat: ChatModel | None) -> Observation | None:
+    """Replace the active observations by one reflection when they grow too large; return it.
+
+    1. Read the active set S (superseded_by null, ordered by first_seq) and the generation G.
+       Reflect when S holds BUFFER_RATIO of reflector_observation_tokens, has two rows or more,
+       and FRESH_RATIO of the threshold came from observations newer than the last reflection;
+       not again on the same S after a model failure (new observations lift that).
+    2. Compute the reflection: the model's, or without a model the sources merged extractively.
+       A failed, empty or malformed answer is recorded and the old generation kept (stop).
+    3. Check it: every identifier of S (ids, URLs, file names, numbers) must be in it, or it
+       falls back to S's text, concatenated with repeats merged (the drop is recorded).
+    4. Publish atomically: move the generation from G to G+1 with a conditional UPDATE, store
+       the reflection (G+1, seq 1…last of S) and point every row of S at it. If G had moved or a
+       row of S was superseded meanwhile, another job reflected first: roll back.
+    """
+    active = list(
+        Observation.objects.filter(thread=thread, superseded_by__isnull=True).order_by("first_seq")
+    )
+    generation = ObservationProgress.objects.get(thread=thread).generation
+    if not _due(thread, active, generation, config, chat):
+        return None
+    sources = [observation.content for observation in active]
+    if chat is None:
+        content, method = extractive.observations_merge(sources), Method.EXTRACTIVE
+    else:
+        try:
+            content, method = _reflect(chat, sources), Method.LLM
+        except LLMError as error:
+            _record(thread, active, generation, chat, error, "kept the previous generation")
+            return None
+        missing = extractive.identifiers_in("\n".join(sources)) - extractive.identifiers_in(content)
+        if missing:
+            shown = ", ".join(sorted(missing)[:20])
+            _record(
+                thread,
+                active,
+                generation,
+                chat,
+                f"the reflection dropped {shown}",
+                "sources concatenated instead",
+            )
+            content, method = extractive.observations_merge(sources), Method.CONCATENATED
+    try:
+        return _publish(thread, active, generation, content, method, chat)
+    except _Superseded:
+        return None
+
+
+def _due(thread, active, generation, config, chat) -> bool:
+    threshold = config["reflector_observation_tokens"]
+    total = sum(row.tokens for row in active)
+    fresh = sum(row.tokens for row in active if not row.is_reflection)
+    if len(active) < 2 or total < BUFFER_RATIO * threshold or fresh < FRESH_RATIO * threshold:
+        return False
+    if chat is None:
+        return True
+    failed_before = ObservationFailure.objects.filter(
+        thread=thread,
+        stage=Stage.REFLECTOR,
+        generation=generation,
+        first_seq=active[0].first_seq,
+        last_seq=active[-1].last_seq,
+        outcome="kept the previous generation",
+    )
+    return not failed_before.exists()
+
+
+def _reflect(chat: ChatModel, sources: list[str]) -> str:
+    answer = chat.complete_json(prompt.reflector_prompt(sources), required_keys=("reflection",))
+    reflection = answer["reflection"]
+    if not isinstance(reflection, str):
+        raise LLMOutputError(f"model {chat.model} answered a reflection that is not text")
+    if not reflection.strip():
+        raise LLMOutputError(f"model {chat.model} answered an empty reflection")
+    return reflection.strip()
+
+
+def _record(thread, active, generation, chat, error, outcome) -> None:
+    logger.warning("reflector of thread %s: %s; %s", thread.pk, error, outcome)
+    failure_record(
+        thread=thread,
+        stage=Stage.REFLECTOR,
+        generation=generation,
+        first_seq=active[0].first_seq,
+        last_seq=active[-1].last_seq,
+        model=chat.model,
+        prompt_version=prompt.VERSION,
+        error=error,
+        outcome=outcome,
+    )
+
+
+def _publish(thread, active, generation, content, method, chat) -> Observation:
+    with transaction.atomic():
+        claimed = ObservationProgress.objects.filter(thread=thread, generation=generation).update(
+            generation=F("generation") + 1, updated_at=timezone.now()
+        )
+        if not claimed:
+            raise _Superseded
+        reflection = Observation.objects.create(
+            thread=thread,
+            generation=generation + 1,
+            first_seq=active[0].first_seq,
+            last_seq=active[-1].last_seq,
+            content=content,
+            tokens=count_tokens(content),
+            message_tokens=sum(row.message_tokens for row in active),
+            is_reflection=True,
+            method=method,
+            model=chat.model if method == Method.LLM else "",
+            prompt_version=prompt.VERSION if method == Method.LLM else extractive.PROMPT_VERSION,
+        )
+        replaced = Observation.objects.filter(
+            pk__in=[row.pk for row in active], superseded_by__isnull=True
+        ).update(superseded_by=reflection, updated_at=timezone.now())
+        if replaced != len(active):
+            raise _Superseded  # leaves the atomic block: nothing of this reflection stays
+    return reflection

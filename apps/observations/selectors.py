@@ -1,0 +1,38 @@
+"""Reads of observational memory and compaction summaries, for context assembly and the API."""
+
+from django.db.models import Max
+
+from apps.observations.models import Observation, ObservationFailure, ThreadSummary
+
+
+def observations_active(*, thread) -> list[Observation]:
+    """Return the observations that stand for messages 1…K now, ordered by first_seq."""
+    return list(
+        Observation.objects.filter(thread=thread, superseded_by__isnull=True).order_by("first_seq")
+    )
+
+
+def observed_up_to(*, thread) -> int:
+    """Return K: the last seq the active observations cover (0 when there are none)."""
+    active = Observation.objects.filter(thread=thread, superseded_by__isnull=True)
+    return active.aggregate(last=Max("last_seq"))["last"] or 0
+
+
+def observation_list(*, thread, status: str | None = None):
+    """Return the thread's observations, active and superseded (or only one of them)."""
+    observations = Observation.objects.filter(thread=thread)
+    if status == "active":
+        observations = observations.filter(superseded_by__isnull=True)
+    elif status == "superseded":
+        observations = observations.filter(superseded_by__isnull=False)
+    return observations
+
+
+def summary_latest(*, thread) -> ThreadSummary | None:
+    """Return the thread's newest compaction summary, or None before the first."""
+    return ThreadSummary.objects.filter(thread=thread).order_by("-version").first()
+
+
+def observation_failures(*, thread):
+    """Return the model failures recorded for the thread, newest first."""
+    return ObservationFailure.objects.filter(thread=thread).order_by("-id")

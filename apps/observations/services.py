@@ -1,0 +1,70 @@
+"""Keep a thread's observational memory or compaction summary up to date, in the background.
+
+The append hook only decides whether work is due (one row read) and queues one job per thread;
+the job does the work as the agent's `context_strategy` says:
+  observational — the Observer, then the Reflector;
+  compaction    — the rolling summary;
+  none          — nothing.
+"""
+
+from apps.jobs.services import job_enqueue
+from apps.memconfig.selectors import config_effective
+from apps.observations.compaction import compaction_due, thread_compact
+from apps.observations.models import ObservationProgress, ThreadSummary
+from apps.observations.observer import observer_due, thread_observe
+from apps.observations.reflector import thread_reflect
+from apps.providers.llm import chat_model_for
+
+JOB_KIND = "observations.update"
+
+
+class Strategy:
+    OBSERVATIONAL = "observational"
+    COMPACTION = "compaction"
+    NONE = "none"
+
+
+def observations_enqueue_if_due(*, thread, messages) -> None:
+    """Queue the thread's update job when its new messages bring work near a threshold.
+
+    Called inside the append's transaction, before the thread's counters are reloaded: its
+    token_count does not include the new messages yet.
+    """
+    config = config_effective(agent=thread.agent)
+    strategy = config["context_strategy"]
+    if strategy == Strategy.NONE or not messages:
+        return
+    total = thread.token_count + sum(message.token_count for message in messages)
+    last_seq = max(message.seq for message in messages)
+    if strategy == Strategy.OBSERVATIONAL:
+        observed = (
+            ObservationProgress.objects.filter(thread_id=thread.pk)
+            .values_list("observed_up_to", "observed_message_tokens")
+            .first()
+        ) or (0, 0)
+        due = observer_due(
+            total_tokens=total,
+            last_seq=last_seq,
+            observed_up_to=observed[0],
+            observed_tokens=observed[1],
+            config=config,
+        )
+    else:
+        summary = ThreadSummary.objects.filter(thread_id=thread.pk).order_by("-version").first()
+        due = compaction_due(total_tokens=total, last_seq=last_seq, summary=summary, config=config)
+    if due:
+        job_enqueue(kind=JOB_KIND, key=str(thread.pk), payload={"thread_id": str(thread.pk)})
+
+
+def observations_update(*, thread) -> None:
+    """Do the thread's due work as its agent's context_strategy says (idempotent by range)."""
+    config = config_effective(agent=thread.agent)
+    strategy = config["context_strategy"]
+    if strategy == Strategy.NONE:
+        return
+    chat = chat_model_for(config["observer_model"])
+    if strategy == Strategy.OBSERVATIONAL:
+        thread_observe(thread=thread, config=config, chat=chat)
+        thread_reflect(thread=thread, config=config, chat=chat)
+    elif strategy == Strategy.COMPACTION:
+        thread_compact(thread=thread, config=config, chat=chat)
