@@ -22,6 +22,8 @@ from apps.jobs.registry import failure_handler_for, handler_for
 
 logger = logging.getLogger(__name__)
 WORKER_NAME = f"{socket.gethostname()}"
+# How often job_enqueue looks again when a job of the same key appears and goes meanwhile.
+_ENQUEUE_TRIES = 5
 
 
 class PermanentJobError(Exception):
@@ -30,19 +32,23 @@ class PermanentJobError(Exception):
 
 def job_enqueue(*, kind: str, key: str = "", payload: dict | None = None, max_attempts=5) -> Job:
     """Queue a job after the current transaction commits; a pending job with this key is reused."""
-    if key:
-        pending = Job.objects.filter(kind=kind, key=key, status=JobStatus.PENDING).first()
-        if pending is not None:
-            return pending
-    try:
-        with transaction.atomic():
-            job = Job.objects.create(
-                kind=kind, key=key, payload=payload or {}, max_attempts=max_attempts
-            )
-    except IntegrityError:
-        return Job.objects.get(kind=kind, key=key, status=JobStatus.PENDING)
-    transaction.on_commit(partial(job_dispatch, job_id=job.id))
-    return job
+    for _ in range(_ENQUEUE_TRIES):
+        if key:
+            pending = Job.objects.filter(kind=kind, key=key, status=JobStatus.PENDING).first()
+            if pending is not None:
+                return pending
+        try:
+            with transaction.atomic():
+                job = Job.objects.create(
+                    kind=kind, key=key, payload=payload or {}, max_attempts=max_attempts
+                )
+        except IntegrityError:
+            # Another request queued the same key first; a worker may have claimed that job
+            # since, so look again rather than assume it is still pending.
+            continue
+        transaction.on_commit(partial(job_dispatch, job_id=job.id))
+        return job
+    raise RuntimeError(f"could not queue job {kind}/{key}: its key kept being taken")
 
 
 def job_dispatch(*, job_id, countdown: float = 0) -> None:

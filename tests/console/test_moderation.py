@@ -439,3 +439,27 @@ def test_every_post_needs_the_csrf_token(alice, csrf_client):
 def _row(page: str, entry_id: str) -> str:
     start = page.index(f'id="entry-{entry_id}"')
     return page[start : page.index("</article>", start)]
+
+
+def test_approving_an_entry_next_to_its_live_twin_says_why_it_cannot(alice, moderator):
+    first = _propose(alice, "Customer prefers email")
+    MemoryEntry.objects.filter(pk=first["id"]).update(status="rejected")
+    rejected = MemoryEntry.objects.get(pk=first["id"])
+    MemoryEntry.objects.create(  # a live copy, as an operator's edit could make one
+        agent=rejected.agent,
+        resource=rejected.resource,
+        content=rejected.content,
+        content_hash=rejected.content_hash,
+        source=rejected.source,
+        status="approved",
+    )
+
+    single = moderator.post(f"{QUEUE}{first['id']}/approve/", **HTMX)
+    bulk = moderator.post(QUEUE, {"action": "approve", "entries": [first["id"]]}, **HTMX)
+
+    for response in (single, bulk):
+        assert response.status_code == 200
+        assert "already says this; reject or delete one of them first" in (
+            response.content.decode()
+        )
+    assert MemoryEntry.objects.get(pk=first["id"]).status == "rejected"

@@ -81,10 +81,14 @@ def moderation(request):
             messages.error(request, next(iter(form.errors.values()))[0])
         else:
             action, entries = form.cleaned_data["action"], form.cleaned_data["entries"]
-            changed = entry_bulk_moderate(entries=entries, action=action, actor=actor(request))
-            unchanged = len(entries) - changed
-            note = f"; {unchanged} already had that status" if unchanged else ""
-            messages.success(request, f"{BULK_VERBS[action]} {_entries(changed)}{note}.")
+            try:
+                changed = entry_bulk_moderate(entries=entries, action=action, actor=actor(request))
+            except ApplicationError as error:  # e.g. approving next to a live twin: 409
+                messages.error(request, error.message)
+            else:
+                unchanged = len(entries) - changed
+                note = f"; {unchanged} already had that status" if unchanged else ""
+                messages.success(request, f"{BULK_VERBS[action]} {_entries(changed)}{note}.")
         if not request.htmx:
             return redirect(_back(request))
     form, filters = _filters(request)
@@ -154,7 +158,12 @@ def _set_status(request, entry_id, status: str):
     entry = _entry(entry_id)
     if entry is None:
         return _gone(request)
-    entry_set_status(entry=entry, status=status, actor=actor(request))
+    try:
+        entry_set_status(entry=entry, status=status, actor=actor(request))
+    except ApplicationError as error:  # e.g. approving next to a live twin: 409
+        messages.error(request, error.message)
+        entry.refresh_from_db()
+        return _answer(request, entry)
     verb = "Approved" if status == EntryStatus.APPROVED else "Rejected"
     messages.success(request, f"{verb} “{_short(entry)}”.")
     return _answer(request, entry)
