@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "apps.knowledge",
     "apps.episodic",
     "apps.observations",
+    "apps.profiles",
     "apps.context",
     "apps.search",
     "apps.audit",
