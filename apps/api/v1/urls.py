@@ -10,6 +10,7 @@ from apps.api.v1 import (
     messages,
     observations,
     plans,
+    profiles,
     runs,
     search,
     threads,
@@ -23,6 +24,12 @@ urlpatterns = [
     path("threads/<uuid:thread_id>/messages", messages.MessageListApi.as_view(), name="messages"),
     path("threads/<uuid:thread_id>/runs", runs.RunStartApi.as_view(), name="runs"),
     path("threads/<uuid:thread_id>/plan", plans.PlanApi.as_view(), name="plan"),
+    path(
+        "threads/<uuid:thread_id>/session-memory",
+        profiles.SessionMemoryApi.as_view(),
+        name="session-memory",
+    ),
+    path("resources/<path:resource_id>/profile", profiles.ProfileApi.as_view(), name="profile"),
     path(
         "threads/<uuid:thread_id>/iterations",
         plans.IterationListApi.as_view(),
