@@ -17,6 +17,7 @@ class EntrySource(models.TextChoices):
     CONSOLIDATION = "consolidation"
     OPERATOR = "operator"
     API = "api"
+    MEMORY_ACTION = "memory_action"  # a [[MEMORY: …]] the agent wrote in its answer
 
 
 class EntryStatus(models.TextChoices):
