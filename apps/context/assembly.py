@@ -17,9 +17,17 @@ from apps.context.render import (
     line_tokens,
     message_text,
 )
-from apps.context.snapshots import context_answer, snapshot_store
+from apps.context.snapshots import (
+    context_answer,
+    observation_pieces,
+    profile_pieces,
+    session_memory_pieces,
+    snapshot_store,
+    summary_piece,
+)
 from apps.knowledge.selectors import knowledge_base_list
 from apps.memconfig.selectors import config_effective
+from apps.observations.selectors import observations_active, summary_latest
 from apps.search.models import ItemKind
 from apps.search.selectors import query_embed, search_for_agent
 from apps.threads.models import Role
@@ -91,12 +99,27 @@ def config_version(values: dict) -> str:
 def _collect(agent, thread, query: str, config) -> Assembly:
     blocks: dict[str, list[Piece]] = {name: [] for name in TRIM_ORDER}
     warnings: list[dict] = []
-    covered = 0  # the last seq that observations or a summary hold
-    recent = message_tail(
-        thread=thread,
-        after_seq=covered,
-        limit=max(config["recent_window"], 0) if covered == 0 else MAX_TAIL_MESSAGES,
-    )
+    blocks["user_profile"] = profile_pieces(agent, thread)
+    blocks["session_memory"] = session_memory_pieces(thread)
+    strategy = config["context_strategy"]
+    covered = 0  # the last seq that observations or a summary stand for
+    if strategy == "observational":
+        blocks["observations"] = observation_pieces(observations_active(thread=thread))
+        covered = blocks["observations"][-1].extra["last_seq"] if blocks["observations"] else 0
+    elif strategy == "compaction":
+        summary = summary_latest(thread=thread)
+        if summary is not None:
+            blocks["summary"] = [summary_piece(summary)]
+            covered = summary.covers_up_to_seq
+    # Every message that no observation or summary holds yet comes along (the budget trims the
+    # oldest first), and never fewer than the recent window; without either, just the window.
+    window = max(config["recent_window"], 0)
+    if strategy == "none":
+        recent = message_tail(thread=thread, after_seq=0, limit=window)
+    else:
+        recent = message_tail(thread=thread, after_seq=covered, limit=MAX_TAIL_MESSAGES)
+        if len(recent) < window:
+            recent = message_tail(thread=thread, after_seq=0, limit=window)
     window_start = recent[0].seq if recent else thread.last_seq + 1
     blocks["recent"] = [_message_piece(message) for message in recent]
     embedding = query_embed(project_id=agent.project_id, query=query)

@@ -15,6 +15,8 @@ from apps.context.render import (
     piece_hash,
 )
 from apps.core.errors import NotFound
+from apps.observations.selectors import observations_by_id, summaries_by_id
+from apps.profiles.selectors import profile_get, session_memory_get
 from apps.providers.tokens import count_tokens
 from apps.search.models import ItemKind
 from apps.search.selectors import hits_by_id
@@ -151,7 +153,7 @@ def _items(stored: list[dict] | None, pieces: list[Piece]) -> list[dict]:
 
 def snapshot_get(*, agent, context_id) -> ContextSnapshot:
     snapshot = (
-        ContextSnapshot.objects.select_related("thread__resource")
+        ContextSnapshot.objects.select_related("thread__resource", "agent")
         .filter(agent=agent, pk=context_id)
         .first()
     )
@@ -242,8 +244,83 @@ def _chunks(snapshot, ids) -> dict[str, Piece]:
     }
 
 
+def profile_pieces(agent, thread) -> list[Piece]:
+    """The agent's profile of the thread's end user, when it has written one."""
+    if thread.resource_id is None:
+        return []
+    profile = profile_get(agent=agent, resource=thread.resource)
+    if profile is None or not profile.content.strip():
+        return []
+    return [Piece(type="profile", id=str(profile.id), content=profile.content)]
+
+
+def session_memory_pieces(thread) -> list[Piece]:
+    """The thread's session memory as one piece: objective, decisions, state, follow-ups."""
+    memory = session_memory_get(thread=thread)
+    if memory is None:
+        return []
+    lines = []
+    if memory.objective:
+        lines.append(f"Objective: {memory.objective}")
+    if memory.decisions:
+        lines += ["Decisions:", *[f"- {decision}" for decision in memory.decisions]]
+    if memory.state:
+        lines.append(f"State: {memory.state}")
+    if memory.follow_ups:
+        lines += ["Follow-ups:", *[f"- {follow_up}" for follow_up in memory.follow_ups]]
+    if not lines:
+        return []
+    return [Piece(type="session_memory", id=str(memory.id), content="\n".join(lines))]
+
+
+def observation_pieces(observations) -> list[Piece]:
+    return [
+        Piece(
+            type="observation",
+            id=str(observation.id),
+            content=observation.content,
+            seq=observation.first_seq,
+            extra={"last_seq": observation.last_seq},
+        )
+        for observation in observations
+    ]
+
+
+def summary_piece(summary) -> Piece:
+    return Piece(
+        type="summary", id=str(summary.id), content=summary.content, seq=summary.covers_up_to_seq
+    )
+
+
+def _profiles(snapshot, ids) -> dict[str, Piece]:
+    agent = snapshot.agent
+    return {p.id: p for p in profile_pieces(agent, snapshot.thread) if p.id in ids}
+
+
+def _session_memories(snapshot, ids) -> dict[str, Piece]:
+    return {p.id: p for p in session_memory_pieces(snapshot.thread) if p.id in ids}
+
+
+def _observations(snapshot, ids) -> dict[str, Piece]:
+    found = observations_by_id(thread=snapshot.thread, ids=ids)
+    return {p.id: p for p in observation_pieces(found.values())}
+
+
+def _summaries(snapshot, ids) -> dict[str, Piece]:
+    found = summaries_by_id(thread=snapshot.thread, ids=ids)
+    return {key: summary_piece(summary) for key, summary in found.items()}
+
+
 # How each type of piece is read back: loader(snapshot, ids) -> {id: Piece}.
-LOADERS = {"message": _messages, "entry": _entries, "chunk": _chunks}
+LOADERS = {
+    "message": _messages,
+    "entry": _entries,
+    "chunk": _chunks,
+    "profile": _profiles,
+    "session_memory": _session_memories,
+    "observation": _observations,
+    "summary": _summaries,
+}
 
 
 def snapshot_diff(*, first: ContextSnapshot, second: ContextSnapshot) -> dict:

@@ -36,3 +36,13 @@ def summary_latest(*, thread) -> ThreadSummary | None:
 def observation_failures(*, thread):
     """Return the model failures recorded for the thread, newest first."""
     return ObservationFailure.objects.filter(thread=thread).order_by("-id")
+
+
+def observations_by_id(*, thread, ids) -> dict[str, Observation]:
+    """Return the thread's observations with these ids, active or superseded, by id as text."""
+    return {str(o.id): o for o in Observation.objects.filter(thread=thread, id__in=list(ids))}
+
+
+def summaries_by_id(*, thread, ids) -> dict[str, ThreadSummary]:
+    """Return the thread's summaries with these ids, by id as text."""
+    return {str(s.id): s for s in ThreadSummary.objects.filter(thread=thread, id__in=list(ids))}

@@ -14,6 +14,14 @@ from tests.conftest import make_actor
 
 # Objects a project shares among its agents: only another project's agent must get a 404.
 PROJECT_SCOPED = {"kb_slug", "document_id"}
+# Operations on the caller's own object under an end user the project shares (resource_id is the
+# caller's own name for one): another agent of the project reads its own, empty profile there, and
+# any agent's PUT writes its own profile, creating the end user in its own project.
+# tests/profiles checks that neither reads nor touches the victim's profile.
+CALLERS_OWN_UNDER_SHARED_NAME = {
+    ("get", "/api/v1/resources/{resource_id}/profile"): {"acme"},
+    ("put", "/api/v1/resources/{resource_id}/profile"): {"acme", "globex"},
+}
 # Rows of tables that change on every authenticated request, whoever the caller is.
 VOLATILE_MODELS = {"tenancy.apikey"}
 OUR_APPS = (
@@ -22,6 +30,9 @@ OUR_APPS = (
     "runstate",
     "memconfig",
     "episodic",
+    "profiles",
+    "observations",
+    "context",
     "knowledge",
     "search",
     "jobs",
@@ -38,6 +49,10 @@ def _victim_objects(victim) -> dict[str, str]:
     victim.append(thread["id"], {"role": "user", "content": "victim's secret"})
     run = victim.post(f"/api/v1/threads/{thread['id']}/runs", {}).json()
     victim.put(f"/api/v1/threads/{thread['id']}/plan", {"version": 0, "goal": "secret goal"})
+    victim.put(
+        f"/api/v1/threads/{thread['id']}/session-memory", {"version": 0, "objective": "secret"}
+    )
+    victim.put("/api/v1/resources/victim-user/profile", {"version": 0, "content": "secret"})
     victim.post(f"/api/v1/threads/{thread['id']}/iterations", {"task": "t", "outcome": "failed"})
     checkpoint = victim.post(f"/api/v1/runs/{run['id']}/checkpoints", {"state": {"s": 1}}).json()
     victim.put(f"/api/v1/runs/{run['id']}/snapshot", {"tree": {"root": 1}})
@@ -102,6 +117,8 @@ def test_another_agents_objects_answer_404_and_stay_unchanged(db, attacker_proje
         assert not unknown, f"{method.upper()} {path}: teach _victim_objects to make {unknown}"
         if attacker_project == "acme" and PROJECT_SCOPED & set(params):
             continue  # the same project's agents share it
+        if attacker_project in CALLERS_OWN_UNDER_SHARED_NAME.get((method, path), ()):
+            continue
         url = fill_path(path, objects)
         body = example_body(schema, operation)
 

@@ -82,7 +82,13 @@ def test_recall_brings_past_messages_outside_the_window_with_their_range(alice, 
         "more filler",  # 4
         *[f"recent {n}" for n in range(4)],  # 5-8
     )
-    configure(alice, recent_window=4, semantic_recall_range_before=1, semantic_recall_range_after=1)
+    configure(
+        alice,
+        context_strategy="none",
+        recent_window=4,
+        semantic_recall_range_before=1,
+        semantic_recall_range_after=1,
+    )
     assert block(context(alice, thread["id"], query="keeper"), "recall")["items"] == []
 
     configure(alice, semantic_recall_enabled=True)
@@ -101,7 +107,7 @@ def test_recall_brings_past_messages_outside_the_window_with_their_range(alice, 
 
 def test_over_budget_recall_goes_first_and_the_recent_window_last(alice, remember, configure):
     remember(alice, "the lighthouse keeper story " + "long detail " * 40)
-    configure(alice, semantic_recall_enabled=True, recent_window=2)
+    configure(alice, context_strategy="none", semantic_recall_enabled=True, recent_window=2)
     thread = alice.new_thread(resource_id="ann")
     talk(
         alice,
@@ -130,7 +136,7 @@ def test_stored_text_can_never_close_its_block_or_open_another(alice, remember, 
     remember(alice, f"router note {INJECTION}")
     alice.post("/api/v1/memory/upsert", {"content": f"router manual {INJECTION}", "namespace": "k"})
     job_run_pending()
-    configure(alice, semantic_recall_enabled=True, recent_window=1)
+    configure(alice, context_strategy="none", semantic_recall_enabled=True, recent_window=1)
     thread = alice.new_thread(resource_id="ann")
     talk(alice, thread["id"], f"router says {INJECTION}", "ok", "router again")
 

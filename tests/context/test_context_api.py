@@ -59,19 +59,30 @@ def test_tool_steps_come_back_ready_for_a_chat_call(alice):
     assert messages[2]["payload"] == {"temp": -3}
 
 
-def test_recent_window_sets_how_many_messages_come_along(alice, configure):
+def test_without_observations_or_summary_recent_window_sets_the_messages(alice, configure):
+    configure(alice, context_strategy="none")
     thread = alice.new_thread()
     talk(alice, thread["id"], *[f"message {n}" for n in range(30)])
 
     assert len(context(alice, thread["id"])["messages"]) == 20  # the default
-    configure(alice, recent_window=3)
+    configure(alice, context_strategy="none", recent_window=3)
 
     assert [m["seq"] for m in context(alice, thread["id"])["messages"]] == [28, 29, 30]
 
 
+def test_messages_no_observation_holds_yet_come_along_beyond_the_window(alice, configure):
+    configure(alice, recent_window=3)
+    thread = alice.new_thread()
+    talk(alice, thread["id"], *[f"message {n}" for n in range(30)])
+
+    messages = context(alice, thread["id"])["messages"]
+
+    assert [m["seq"] for m in messages] == list(range(1, 31))  # nothing is observed yet
+
+
 def test_the_same_request_twice_gives_the_same_text(alice, remember, configure):
     remember(alice, "Ann prefers the morning ferry to Tromsø")
-    configure(alice, semantic_recall_enabled=True, recent_window=2)
+    configure(alice, context_strategy="none", semantic_recall_enabled=True, recent_window=2)
     thread = alice.new_thread(resource_id="ann")
     talk(alice, thread["id"], "the ferry to Tromsø", "noted", "book it", "done", "which ferry?")
 

@@ -10,7 +10,7 @@ def _read(actor, context_id):
 
 def test_a_stored_context_re_renders_exactly_as_it_was_given(alice, remember, configure):
     remember(alice, "Ann's heating fails on cold mornings")
-    configure(alice, semantic_recall_enabled=True, recent_window=2)
+    configure(alice, context_strategy="none", semantic_recall_enabled=True, recent_window=2)
     thread = alice.new_thread(resource_id="ann")
     talk(alice, thread["id"], "heating trouble again", "since when?", "cold mornings", "ok")
     given = context(alice, thread["id"], query="heating cold")
@@ -54,7 +54,7 @@ def test_the_thread_lists_its_contexts_newest_first(alice):
 
 
 def test_a_diff_says_which_items_entered_left_or_changed(alice, remember, configure):
-    configure(alice, recent_window=2)
+    configure(alice, context_strategy="none", recent_window=2)
     thread = alice.new_thread(resource_id="ann")
     talk(alice, thread["id"], "one", "two")
     before = context(alice, thread["id"], query="boiler")
