@@ -1,4 +1,4 @@
-"""Without a model, rules observe: tool steps shrink to a line, errors and requests stay verbatim."""
+"""Without a model, rules observe: a tool step shrinks to a line, errors and requests stay whole."""
 
 from apps.observations import extractive
 from apps.providers.tokens import count_tokens
@@ -49,7 +49,8 @@ def test_a_tool_call_becomes_its_name_an_argument_digest_and_its_outcome(alice):
                 "role": "assistant",
                 "kind": "tool_call",
                 "name": "run_query",
-                "payload": {"arguments": {"sql": long_query, "db": "orders-eu"}},
+                # jsonb orders keys shortest first: the same order on both backends.
+                "payload": {"arguments": {"db": "orders-eu", "sql": long_query}},
             },
             {
                 "role": "tool",
@@ -63,7 +64,7 @@ def test_a_tool_call_becomes_its_name_an_argument_digest_and_its_outcome(alice):
     digest = extractive.messages_digest(messages)
 
     assert digest == (
-        "[#1–2] run_query(sql=select * from orders where x = 1 and x …, db=orders-eu)"
+        "[#1–2] run_query(db=orders-eu, sql=select * from orders where x = 1 and x …)"
         " → ok; ord-77a1, out/q3.csv, 200"
     )
 
