@@ -3,7 +3,8 @@
 It is a real HTTP server in a daemon thread, so the real openai client talks to it unchanged:
   POST /v1/embeddings         vectors from HashEmbedder, of the requested dimensions (1536 unless
                               asked); text-embedding-ada-002 refuses `dimensions`, as OpenAI does
-  POST /v1/chat/completions   answers queued with script(), else a deterministic echo
+  POST /v1/chat/completions   answers queued with script() (text or tool calls), else a
+                              deterministic echo
 Tests inject faults with fail_next() and delay(), and read what arrived from requests.
 """
 
@@ -29,7 +30,9 @@ DEFAULT_EMBEDDING_DIMENSIONS = 1536
 _ECHO_CHARS = 200
 _NO_DIMENSIONS_MODELS = {"text-embedding-ada-002"}
 
-Answer = str | Callable[[dict], str]
+# A chat answer: its text, or {"tool_calls": [{"id", "name", "arguments"}]} for a model that
+# calls tools, or a callable taking the request body and returning either.
+Answer = str | dict | Callable[[dict], str | dict]
 # Retry-After on scripted failures, in seconds: see fail_next().
 FAILURE_RETRY_AFTER = 0.001
 
@@ -108,7 +111,7 @@ class FakeOpenAIServer:
         self.stop()
 
     def script(self, *answers: Answer) -> None:
-        """Queue chat answers: strings, or callables taking the request body and returning one."""
+        """Queue chat answers: text, tool calls, or callables taking the request body."""
         with self._lock:
             self._answers.extend(answers)
 
@@ -206,6 +209,10 @@ class FakeOpenAIServer:
         if answer is None:
             answer = _echo(body)
         prompt = sum(count_message_tokens(_text(m.get("content"))) for m in messages)
+        message, finish = {"role": "assistant", "content": answer}, "stop"
+        if isinstance(answer, dict):
+            message, finish = _tool_calls(answer["tool_calls"]), "tool_calls"
+            answer = json.dumps(answer["tool_calls"])
         completion = count_tokens(answer)
         return 200, {
             "id": f"chatcmpl-fake-{number}",
@@ -215,9 +222,9 @@ class FakeOpenAIServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": answer},
+                    "message": message,
                     "logprobs": None,
-                    "finish_reason": "stop",
+                    "finish_reason": finish,
                 }
             ],
             "usage": {
@@ -226,6 +233,22 @@ class FakeOpenAIServer:
                 "total_tokens": prompt + completion,
             },
         }
+
+
+def _tool_calls(calls: list[dict]) -> dict:
+    """Return an assistant message that calls these tools, as OpenAI's API shapes it."""
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])},
+            }
+            for call in calls
+        ],
+    }
 
 
 def _base64(vector: np.ndarray) -> str:

@@ -1,0 +1,141 @@
+"""An agent loop on Memory Console: ask for the context before each model call, log after it.
+
+For each user turn the agent
+1. appends the user's message to its thread,
+2. asks Memory Console for the context (system_prompt + recent messages) and calls the model,
+3. runs the tools the model calls, logging each call and result, and calls the model again,
+4. appends the answer.
+Memory forms from the log on its own: observations, `[[MEMORY: …]]` facts, search.
+
+Run it against a server (`make run` prints a key) and any OpenAI-compatible endpoint:
+
+    MEMORY_CONSOLE_URL=http://127.0.0.1:8000 MEMORY_CONSOLE_KEY=mc_… \\
+    OPENAI_API_KEY=… OPENAI_BASE_URL=… MODEL=gpt-4o-mini python examples/agent_loop.py
+
+Standard library and `openai` only.
+"""
+
+import json
+import os
+import urllib.request
+from datetime import UTC, datetime
+
+from openai import OpenAI
+
+SYSTEM = "You are a helpful assistant. Use what you remember about the user below."
+MAX_TOOL_STEPS = 5
+
+
+class MemoryConsole:
+    """A few lines of HTTP: JSON in, JSON out, the agent's key as a bearer token."""
+
+    def __init__(self, base_url: str, key: str):
+        self.base_url, self.key = base_url.rstrip("/") + "/api/v1", key
+
+    def call(self, method: str, path: str, body: dict | None = None) -> dict:
+        request = urllib.request.Request(
+            self.base_url + path,
+            method=method,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Authorization": f"Bearer {self.key}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read() or b"null")
+
+    def append(self, thread_id: str, *messages: dict) -> None:
+        self.call("POST", f"/threads/{thread_id}/messages", {"messages": list(messages)})
+
+
+# The agent's tools: name → (JSON schema of the arguments, function).
+def current_time(timezone: str = "UTC") -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds") + f" ({timezone} asked)"
+
+
+TOOLS = {
+    "current_time": (
+        {"type": "object", "properties": {"timezone": {"type": "string"}}},
+        current_time,
+    ),
+}
+
+
+def chat_message(message: dict) -> dict:
+    """Turn a message of the context back into a chat completion message."""
+    if message["kind"] == "tool_call":
+        call = message["payload"]
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": call["id"],
+                    "type": "function",
+                    "function": {"name": message["name"], "arguments": call["arguments"]},
+                }
+            ],
+        }
+    if message["kind"] == "tool_result":
+        return {
+            "role": "tool",
+            "tool_call_id": message["payload"]["tool_call_id"],
+            "content": message["content"],
+        }
+    return {"role": message["role"], "content": message["content"]}
+
+
+def turn(memory: MemoryConsole, model: OpenAI, model_name: str, thread_id: str, text: str) -> str:
+    """Answer one user message, keeping the thread's log in Memory Console."""
+    memory.append(thread_id, {"role": "user", "content": text})
+    tools = [
+        {"type": "function", "function": {"name": name, "parameters": schema}}
+        for name, (schema, _) in TOOLS.items()
+    ]
+    for _ in range(MAX_TOOL_STEPS):
+        context = memory.call("POST", f"/threads/{thread_id}/context", {"query": text})
+        messages = [{"role": "system", "content": f"{SYSTEM}\n\n{context['system_prompt']}"}]
+        messages += [chat_message(message) for message in context["messages"]]
+        reply = model.chat.completions.create(model=model_name, messages=messages, tools=tools)
+        answer = reply.choices[0].message
+        if not answer.tool_calls:
+            break
+        log = []
+        for call in answer.tool_calls:
+            _, function = TOOLS[call.function.name]
+            output = str(function(**json.loads(call.function.arguments or "{}")))
+            log += [
+                {
+                    "role": "assistant",
+                    "kind": "tool_call",
+                    "name": call.function.name,
+                    "payload": {"id": call.id, "arguments": call.function.arguments},
+                },
+                {
+                    "role": "tool",
+                    "kind": "tool_result",
+                    "name": call.function.name,
+                    "content": output,
+                    "payload": {"tool_call_id": call.id},
+                },
+            ]
+        memory.append(thread_id, *log)
+    memory.append(thread_id, {"role": "assistant", "content": answer.content or ""})
+    return answer.content or ""
+
+
+def main() -> None:
+    memory = MemoryConsole(os.environ["MEMORY_CONSOLE_URL"], os.environ["MEMORY_CONSOLE_KEY"])
+    model = OpenAI()  # OPENAI_API_KEY, OPENAI_BASE_URL from the environment
+    chat = {"channel": "terminal", "external_id": os.environ.get("USER", "me"), "resource_id": "me"}
+    thread = memory.call("POST", "/threads", chat)
+    model_name = os.environ.get("MODEL", "gpt-4o-mini")
+    while True:
+        try:
+            text = input("you> ").strip()
+        except EOFError:
+            return
+        if text:
+            print("agent>", turn(memory, model, model_name, thread["id"], text))
+
+
+if __name__ == "__main__":
+    main()

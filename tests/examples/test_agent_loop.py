@@ -1,0 +1,71 @@
+"""examples/agent_loop.py against a real server and the loopback OpenAI-compatible model."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from openai import OpenAI
+
+from apps.episodic.models import MemoryEntry
+from apps.jobs.services import job_run_pending
+from apps.memconfig.services import config_update
+from apps.providers.fake_openai import FakeOpenAIServer
+from apps.threads.models import Message
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent_loop.py"
+
+
+@pytest.fixture
+def loop():
+    spec = importlib.util.spec_from_file_location("agent_loop", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def model():
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+def test_each_turn_logs_the_user_the_tools_and_the_answer_and_reads_the_context(
+    live_server, transactional_db, loop, model
+):
+    from tests.conftest import make_actor
+
+    alice = make_actor("acme", "alice")
+    config_update(agent=alice.agent, changes={"episodic_approval_required": False}, changed_by="t")
+    memory = loop.MemoryConsole(live_server.url, alice.key)
+    client = OpenAI(base_url=model.base_url, api_key="test", max_retries=0)
+    thread = memory.call("POST", "/threads", {"channel": "cli", "external_id": "t1"})
+    model.script(
+        "Noted. [[MEMORY: Ann's desk is in room 4.12]]",
+        {"tool_calls": [{"id": "call_1", "name": "current_time", "arguments": {}}]},
+        "It is morning; Ann sits in room 4.12.",
+    )
+
+    first = loop.turn(memory, client, "fake", thread["id"], "Ann's desk moved to room 4.12")
+    job_run_pending()  # the [[MEMORY: …]] fact becomes an entry
+    second = loop.turn(memory, client, "fake", thread["id"], "what time is it, and where is Ann?")
+
+    assert first == "Noted. [[MEMORY: Ann's desk is in room 4.12]]"
+    assert second == "It is morning; Ann sits in room 4.12."
+    log = list(Message.objects.order_by("seq").values_list("role", "kind", "name"))
+    assert log == [
+        ("user", "message", ""),
+        ("assistant", "message", ""),
+        ("user", "message", ""),
+        ("assistant", "tool_call", "current_time"),
+        ("tool", "tool_result", "current_time"),
+        ("assistant", "message", ""),
+    ]
+    assert MemoryEntry.objects.get().content == "Ann's desk is in room 4.12"
+    calls = model.bodies("/v1/chat/completions")
+    assert len(calls) == 3
+    system = calls[1]["messages"][0]["content"]
+    assert "<memory>" in system and "room 4.12" in system
+    after_tool = calls[2]["messages"]
+    assert after_tool[-2]["tool_calls"][0]["id"] == "call_1"
+    assert after_tool[-1]["role"] == "tool" and after_tool[-1]["tool_call_id"] == "call_1"
+    assert calls[2]["tools"][0]["function"]["name"] == "current_time"
