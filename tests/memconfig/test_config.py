@@ -22,6 +22,7 @@ SEED_DEFAULTS = {
     "semantic_recall_range_after": 1,
     "context_max_tokens": 32_000,
     "knowledge_top_k": 5,
+    "context_strategy": "observational",
     "embedder_model": "",
     "embedder_dimensions": 1536,
     "observer_model": "google/gemini-2.5-flash",
