@@ -8,6 +8,12 @@ class EpisodicConfig(AppConfig):
 
     def ready(self):
         from apps.episodic.memory_actions import memory_actions_enqueue
-        from apps.threads.hooks import on_messages_appended
+        from apps.threads.hooks import messages_appended
 
-        on_messages_appended(memory_actions_enqueue)
+        def queue_memory_actions(sender, *, thread, messages, **kwargs):
+            memory_actions_enqueue(thread=thread, messages=messages)
+
+        # threads sits below episodic: it cannot call it, so episodic asks to be told.
+        messages_appended.connect(
+            queue_memory_actions, dispatch_uid="episodic.memory_actions", weak=False
+        )

@@ -4,7 +4,7 @@ from django.db import IntegrityError, transaction
 
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError, Conflict
-from apps.memconfig.hooks import embedder_changed_notify
+from apps.memconfig.hooks import embedder_changed
 from apps.memconfig.models import MemoryConfig, MemoryConfigVersion
 from apps.memconfig.schema import BY_KEY
 from apps.tenancy.models import Agent, Project
@@ -82,7 +82,7 @@ def config_update(
             after=after,
         )
         if any(BY_KEY[key].project_only for key in clean):
-            embedder_changed_notify(project_id=config.project_id)
+            embedder_changed.send(sender=MemoryConfig, project_id=config.project_id)
     return config
 
 

@@ -9,7 +9,10 @@ class ObservationsConfig(AppConfig):
     def ready(self):
         from apps.observations import jobs  # noqa: F401  (registers the update job)
         from apps.observations.services import observations_enqueue_if_due
-        from apps.threads.hooks import on_messages_appended
+        from apps.threads.hooks import messages_appended
+
+        def queue_if_due(sender, *, thread, messages, **kwargs):
+            observations_enqueue_if_due(thread=thread, messages=messages)
 
         # threads sits below observations: it cannot call it, so observations asks to be told.
-        on_messages_appended(observations_enqueue_if_due)
+        messages_appended.connect(queue_if_due, dispatch_uid="observations.queue", weak=False)

@@ -7,9 +7,8 @@ class SearchConfig(AppConfig):
     verbose_name = "Search index"
 
     def ready(self):
-        from apps.memconfig.hooks import on_embedder_changed
-        from apps.search import jobs  # noqa: F401  (registers the embedding job)
-        from apps.search.vectors import vectors_sync_enqueue
+        from apps.memconfig.hooks import embedder_changed
+        from apps.search import jobs  # registers the embedding job, and its receiver below
 
         # memconfig sits below search: it cannot call search, so search asks to be told.
-        on_embedder_changed(vectors_sync_enqueue)
+        embedder_changed.connect(jobs.reembed_on_embedder_change, dispatch_uid="search.reembed")

@@ -14,7 +14,7 @@ from apps.providers.tokens import count_message_tokens
 from apps.search.indexing import index_messages
 from apps.tenancy.models import Agent
 from apps.tenancy.services import resource_get_or_create
-from apps.threads.hooks import messages_appended_notify
+from apps.threads.hooks import messages_appended
 from apps.threads.models import Message, Run, RunStatus, Thread
 
 
@@ -147,7 +147,7 @@ def thread_append_messages(
             Message.objects.bulk_create(new)
             _advance_counters(thread, new, seq, now)
             index_messages(thread=thread, messages=new)
-            messages_appended_notify(thread=thread, messages=new)
+            messages_appended.send(sender=Thread, thread=thread, messages=new)
     return results
 
 

@@ -1,16 +1,20 @@
-"""Upper layers hear of appended messages through the hook threads offers."""
+"""Upper layers hear of appended messages through the signal threads sends."""
 
 import pytest
 
-from apps.threads import hooks
+from apps.threads.hooks import messages_appended
 
 
 @pytest.fixture
-def heard(monkeypatch):
+def heard():
     calls = []
-    monkeypatch.setattr(hooks, "_appended", [])
-    hooks.on_messages_appended(lambda *, thread, messages: calls.append((thread, messages)))
-    return calls
+
+    def receiver(sender, *, thread, messages, **kwargs):
+        calls.append((thread, messages))
+
+    messages_appended.connect(receiver)
+    yield calls
+    messages_appended.disconnect(receiver)
 
 
 def test_it_tells_of_the_newly_stored_messages_once_per_append(alice, heard):
@@ -27,13 +31,7 @@ def test_it_tells_of_the_newly_stored_messages_once_per_append(alice, heard):
     assert [(m.seq, m.content) for m in messages] == [(1, "hi"), (2, "hello")]
 
 
-def test_a_callback_registered_twice_is_called_once(alice, heard):
-    def callback(*, thread, messages):
-        heard.append("again")
+def test_the_memory_apps_listen_from_the_start():
+    receivers = {key[0] for key, *_ in messages_appended.receivers}
 
-    hooks.on_messages_appended(callback)
-    hooks.on_messages_appended(callback)
-    thread = alice.new_thread()
-    alice.append(thread["id"], {"role": "user", "content": "hi"})
-
-    assert heard.count("again") == 1
+    assert {"observations.queue", "episodic.memory_actions"} <= receivers
