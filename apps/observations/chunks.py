@@ -1,6 +1,5 @@
-"""Read a thread's messages in bounded stretches, and record what a model got wrong."""
+"""Read a thread's messages in bounded stretches, for the Observer and compaction."""
 
-from apps.observations.models import ObservationFailure
 from apps.threads.selectors import message_page
 
 _PAGE = 200
@@ -27,20 +26,3 @@ def message_chunks(*, thread, after_seq: int, up_to_seq: int, max_tokens: int):
         cursor = page[-1].seq
     if chunk:
         yield chunk
-
-
-def failure_record(
-    *, thread, stage, generation, first_seq, last_seq, model, prompt_version, error, outcome
-):
-    """Keep a model's failure where operators see it (admin, thread page); return the row."""
-    return ObservationFailure.objects.create(
-        thread=thread,
-        stage=stage,
-        generation=generation,
-        first_seq=first_seq,
-        last_seq=last_seq,
-        model=model,
-        prompt_version=prompt_version,
-        error=str(error)[:2000],
-        outcome=outcome,
-    )

@@ -5,7 +5,8 @@ import logging
 from django.db import IntegrityError, transaction
 
 from apps.observations import extractive
-from apps.observations.chunks import failure_record, message_chunks
+from apps.observations.chunks import message_chunks
+from apps.observations.failures import failure_record
 from apps.observations.models import Method, Stage, ThreadSummary
 from apps.observations.observer import BUFFER_RATIO
 from apps.observations.prompts import compaction as prompt

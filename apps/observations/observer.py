@@ -7,7 +7,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from apps.observations import extractive
-from apps.observations.chunks import failure_record, message_chunks
+from apps.observations.chunks import message_chunks
+from apps.observations.failures import failure_record
 from apps.observations.models import Method, Observation, ObservationProgress, Stage
 from apps.observations.prompts import observer as prompt
 from apps.providers.llm import ChatModel, LLMError, LLMOutputError

@@ -7,7 +7,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from apps.observations import extractive
-from apps.observations.chunks import failure_record
+from apps.observations.failures import failure_record
 from apps.observations.models import (
     Method,
     Observation,
@@ -15,7 +15,7 @@ from apps.observations.models import (
     ObservationProgress,
     Stage,
 )
-from apps.observations.observer import BUFFER_RATIO
+from apps.observations.observer import BUFFER_RATIO, progress_get
 from apps.observations.prompts import reflector as prompt
 from apps.providers.llm import ChatModel, LLMError, LLMOutputError
 from apps.providers.tokens import count_tokens
@@ -49,7 +49,7 @@ def thread_reflect(*, thread, config, chat: ChatModel | None) -> Observation | N
     active = list(
         Observation.objects.filter(thread=thread, superseded_by__isnull=True).order_by("first_seq")
     )
-    generation = ObservationProgress.objects.get(thread=thread).generation
+    generation = progress_get(thread=thread).generation
     if not _due(thread, active, generation, config, chat):
         return None
     sources = [observation.content for observation in active]

@@ -95,7 +95,7 @@ def test_it_refuses_an_unknown_status(alice):
     response = alice.get(f"/api/v1/threads/{thread}/observations", {"status": "old"})
 
     assert response.status_code == 400
-    assert response.json()["error"]["message"].startswith("status:")
+    assert response.json()["error"]["message"] == "status: Must be active or superseded."
 
 
 def test_a_thread_without_observations_lists_none(alice):

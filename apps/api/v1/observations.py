@@ -28,7 +28,11 @@ class ObservationSerializer(serializers.Serializer):
 
 class ObservationListApi(APIView):
     class FilterSerializer(serializers.Serializer):
-        status = serializers.ChoiceField(choices=["active", "superseded"], required=False)
+        status = serializers.ChoiceField(
+            choices=["active", "superseded"],
+            required=False,
+            error_messages={"invalid_choice": "Must be active or superseded."},
+        )
 
     @extend_schema(
         operation_id="observations_list",
