@@ -1,0 +1,43 @@
+"""The context of a 300-message tool loop once observational memory has settled."""
+
+from tests.context.conftest import block, context
+from tests.observations.conftest import configure, fill
+from tests.observations.toolloop import error_lines, tool_loop
+
+
+def test_the_tool_loops_context_fits_its_budget_and_reads_the_same_twice(alice):
+    loop = tool_loop()
+    configure(alice, observer_message_tokens=2000, reflector_observation_tokens=1500)
+    thread = alice.new_thread()["id"]
+    fill(alice, thread, loop)  # runs the background work after every batch (extractive: no LLM)
+
+    first = context(alice, thread, query="inventory rate limit", max_tokens=32_000)
+    again = context(alice, thread, query="inventory rate limit", max_tokens=32_000)
+
+    assert first["tokens"] <= 32_000
+    assert first["system_prompt"] == again["system_prompt"]
+    assert first["messages"] == again["messages"]
+    assert "observations" not in {w.get("block") for w in first["warnings"]}, first["warnings"]
+    observations = block(first, "observations")
+    seqs = [item["seq"] for item in observations["items"]]
+    assert seqs and seqs[0] == 1 and seqs == sorted(seqs)
+    # The messages start right after what the observations hold (or trimming cut older ones).
+    covered = int(observations["text"].rsplit("–#", 1)[1].split("]", 1)[0])
+    assert first["messages"][0]["seq"] >= covered + 1
+    assert first["messages"][-1]["seq"] == len(loop)
+    # The errors of the loop survive into what the agent is given.
+    shown = first["system_prompt"] + "".join(m["content"] for m in first["messages"])
+    assert any(line in shown for line in error_lines(loop))
+
+
+def test_a_small_budget_trims_old_observations_and_messages_but_keeps_the_latest(alice):
+    loop = tool_loop()
+    configure(alice, observer_message_tokens=2000, reflector_observation_tokens=1500)
+    thread = alice.new_thread()["id"]
+    fill(alice, thread, loop)
+
+    answer = context(alice, thread, query="inventory", max_tokens=3_000)
+
+    assert answer["tokens"] <= 3_000
+    assert {w["block"] for w in answer["warnings"]} >= {"observations"}
+    assert answer["messages"][-1]["seq"] == len(loop)
