@@ -4,6 +4,7 @@ from django.urls import path
 from apps.console.views import (
     audit,
     config,
+    contexts,
     dashboard,
     evaluation,
     keys,
@@ -23,6 +24,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(next_page="console:login"), name="logout"),
     *dashboard.urlpatterns,
     *threads.urlpatterns,
+    *contexts.urlpatterns,
     *knowledge.urlpatterns,
     *moderation.urlpatterns,
     *config.urlpatterns,

@@ -1,11 +1,30 @@
-"""Console pages: threads (filters, full-text search) and a thread's timeline."""
+"""Console pages: threads (filters, full-text search) and a thread's timeline.
+
+The timeline shows where observational memory and compaction stand in for messages: a band
+before the first message each covers, and the contexts given to the agent beside the turns
+they preceded (see snapshots_by_turn).
+"""
+
+from dataclasses import dataclass, field
 
 from django import forms
+from django.http import Http404
 from django.shortcuts import render
 from django.urls import path
 
 from apps.console.pages import paginate, query_without_page, render_page_or_fragment
 from apps.console.roles import OPERATOR, role_required
+from apps.context.selectors import snapshots_by_turn
+from apps.context.snapshots import snapshot_list
+from apps.core.errors import NotFound
+from apps.memconfig.selectors import config_effective
+from apps.observations.observer import BUFFER_RATIO
+from apps.observations.selectors import (
+    observation_failures,
+    observation_list,
+    observations_active,
+    summary_latest,
+)
 from apps.runstate.selectors import run_state_for_thread
 from apps.search.models import ItemKind
 from apps.search.scope import Scope
@@ -19,6 +38,8 @@ from apps.threads.selectors import (
 
 TIMELINE_PAGE = 100
 SEARCH_HITS_FOR_FILTER = 500
+SIDEBAR_CONTEXTS = 5
+SIDEBAR_FAILURES = 10
 
 
 class ThreadFilterForm(forms.Form):
@@ -64,16 +85,24 @@ def thread_list(request):
 @role_required(OPERATOR)
 def thread_detail(request, thread_id):
     """A thread's timeline: the newest messages, or with ?seq=N a window around message N."""
-    thread = thread_for_operator(thread_id=thread_id)
+    thread = _thread(thread_id)
     around = _int(request.GET.get("seq"))
     if around is not None and not 1 <= around <= thread.last_seq:
         around = None  # a stale or mistyped link still opens the thread
     messages, first_seq = timeline_page(thread=thread, around_seq=around, size=TIMELINE_PAGE)
+    memory = _memory(thread)
+    strategy, gauges = _gauges(thread, memory["active"], memory["summary"])
     context = {
         "thread": thread,
         "timeline": messages,
         "first_seq": first_seq,
         "highlight": around,
+        "bands_before": _place(thread, messages, memory["bands"]),
+        "contexts": snapshot_list(thread=thread)[:SIDEBAR_CONTEXTS],
+        "strategy": strategy,
+        "gauges": gauges,
+        "failures": observation_failures(thread=thread)[:SIDEBAR_FAILURES],
+        **memory,
         **_later(thread, messages),
         **run_state_for_thread(thread=thread),
     }
@@ -83,21 +112,29 @@ def thread_detail(request, thread_id):
 @role_required(OPERATOR)
 def thread_earlier(request, thread_id):
     """The fragment #load-earlier: older messages, and a button for the ones before them."""
-    thread = thread_for_operator(thread_id=thread_id)
+    thread = _thread(thread_id)
     messages, first_seq = timeline_page(
         thread=thread, before_seq=_int(request.GET.get("before")), size=TIMELINE_PAGE
     )
-    context = {"thread": thread, "timeline": messages, "first_seq": first_seq}
+    bands_before = _place(thread, messages, _memory(thread)["bands"])
+    context = {
+        "thread": thread,
+        "timeline": messages,
+        "first_seq": first_seq,
+        "bands_before": bands_before,
+    }
     return render(request, "console/threads/load-earlier.html", context)
 
 
 @role_required(OPERATOR)
 def thread_later(request, thread_id):
     """The fragment #load-later: newer messages, and a button for the ones after them."""
-    thread = thread_for_operator(thread_id=thread_id)
+    thread = _thread(thread_id)
     messages, _ = timeline_page(
         thread=thread, after_seq=_int(request.GET.get("after")) or 0, size=TIMELINE_PAGE
     )
+    # A band that began before these messages is already shown above them.
+    _place(thread, messages, _memory(thread)["bands"])
     context = {"thread": thread, "timeline": messages, **_later(thread, messages)}
     return render(request, "console/threads/load-later.html", context)
 
@@ -108,10 +145,107 @@ def _later(thread, messages) -> dict:
     return {"last_seq": last if last is not None and last < thread.last_seq else None}
 
 
+@dataclass
+class Band:
+    """An observation or the summary, shown before the first timeline message it stands for."""
+
+    kind: str  # observation | reflection | summary
+    row: object  # the Observation or ThreadSummary
+    first_seq: int
+    last_seq: int
+    sources: list = field(default_factory=list)  # the observations a reflection replaced
+
+
+def _memory(thread) -> dict:
+    """The thread's observations and summary as bands, and gauges against their thresholds.
+
+    One query reads the active observations (the gauges need all of them, and the reflector
+    keeps them few), one more the latest summary.
+    """
+    active = observations_active(thread=thread)
+    summary = summary_latest(thread=thread)
+    bands = [
+        Band("reflection" if row.is_reflection else "observation", row, row.first_seq, row.last_seq)
+        for row in active
+    ]
+    if summary is not None:
+        bands.insert(0, Band("summary", summary, 1, summary.covers_up_to_seq))
+    return {"active": active, "summary": summary, "bands": bands}
+
+
+def _gauges(thread, active, summary) -> tuple[str, list[dict]]:
+    """Return the agent's context strategy and the token counts its background work watches."""
+    config = config_effective(agent=thread.agent)
+    observed = sum(row.message_tokens for row in active)
+    gauges = [
+        _gauge(
+            "Unobserved messages",
+            thread.token_count - observed,
+            config["observer_message_tokens"],
+        ),
+        _gauge(
+            "Active observations",
+            sum(row.tokens for row in active),
+            config["reflector_observation_tokens"],
+        ),
+    ]
+    if config["context_strategy"] == "compaction":
+        # What a context would hold: the summary in place of the messages it covers.
+        estimate = thread.token_count
+        if summary is not None:
+            estimate += summary.tokens - summary.message_tokens
+        gauges.append(
+            _gauge("Thread, summary included", estimate, config["compaction_budget_tokens"])
+        )
+    return config["context_strategy"], gauges
+
+
+def _gauge(label: str, value: int, threshold: int) -> dict:
+    # Background work is queued from BUFFER_RATIO of a threshold: the meter turns amber there.
+    return {
+        "label": label,
+        "value": value,
+        "threshold": threshold,
+        "starts": int(BUFFER_RATIO * threshold),
+    }
+
+
+def _place(thread, messages, bands: list[Band]) -> list[Band]:
+    """Put each band before the first of these messages it covers; return those begun earlier.
+
+    A band that begins before the first message is returned instead, for the top of the page.
+    The sources of a reflection are read only when it is shown. Each message also gets the
+    contexts given before its turn.
+    """
+    for message in messages:
+        message.bands = []
+    if not messages:
+        return []
+    first, last = messages[0].seq, messages[-1].seq
+    shown = [band for band in bands if band.first_seq <= last and band.last_seq >= first]
+    reflections = {band.row.id: band for band in shown if band.kind == "reflection"}
+    if reflections:
+        sources = observation_list(thread=thread, status="superseded").filter(
+            superseded_by__in=list(reflections)
+        )
+        for source in sources.order_by("first_seq"):
+            reflections[source.superseded_by_id].sources.append(source)
+    begun_earlier = []
+    for band in shown:
+        if band.first_seq < first:
+            begun_earlier.append(band)
+        else:
+            next(m for m in messages if m.seq >= band.first_seq).bands.append(band)
+    turns = snapshots_by_turn(thread=thread, messages=messages)
+    for message in messages:
+        message.contexts = turns.get(message.seq, [])
+    return begun_earlier
+
+
 @role_required(OPERATOR)
 def thread_search(request, thread_id):
     """The fragment #thread-search-results: hits in this thread with signals and ranges."""
-    thread = thread_for_operator(thread_id=thread_id)
+    thread = _thread(thread_id)
     query = request.POST.get("q", "").strip()
     results = []
     if query:
@@ -123,6 +257,13 @@ def thread_search(request, thread_id):
         "console/threads/thread-search-results.html",
         {"thread": thread, "query": query, "results": results},
     )
+
+
+def _thread(thread_id):
+    try:
+        return thread_for_operator(thread_id=thread_id)
+    except NotFound as exc:
+        raise Http404(exc.message) from None
 
 
 def _int(value) -> int | None:
