@@ -18,7 +18,6 @@ from apps.context.render import (
     message_text,
 )
 from apps.context.snapshots import (
-    context_answer,
     observation_pieces,
     profile_pieces,
     session_memory_pieces,
@@ -77,7 +76,7 @@ def context_assemble(*, agent, thread, query: str | None, max_tokens: int) -> di
         query = latest.content if latest else ""
     assembly = _collect(agent, thread, query, config)
     _trim(assembly, max_tokens, now)
-    snapshot = snapshot_store(
+    return snapshot_store(
         agent=agent,
         thread=thread,
         query=query,
@@ -87,7 +86,6 @@ def context_assemble(*, agent, thread, query: str | None, max_tokens: int) -> di
         blocks=assembly.blocks,
         warnings=assembly.warnings,
     )
-    return context_answer(snapshot=snapshot, blocks=assembly.blocks)
 
 
 def config_version(values: dict) -> str:

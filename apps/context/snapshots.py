@@ -33,8 +33,9 @@ def snapshot_store(
     assembled_at,
     blocks: dict[str, list[Piece]],
     warnings: list[dict],
-) -> ContextSnapshot:
-    """Store the manifest of a context: per block, each piece's type, id, seq, score and hash."""
+) -> dict:
+    """Store the manifest of a context (per block, each piece's type, id, seq, score and hash)
+    and return the context's answer."""
     manifest_blocks = [
         {
             "name": name,
@@ -61,9 +62,10 @@ def snapshot_store(
         assembled_at=assembled_at,
         manifest={"blocks": manifest_blocks, "warnings": warnings},
     )
-    snapshot.tokens = _rendered(snapshot, blocks)["tokens"]
+    rendered = _rendered(snapshot, blocks)
+    snapshot.tokens = rendered["tokens"]
     snapshot.save()
-    return snapshot
+    return _answer(snapshot, rendered)
 
 
 def shown_blocks(blocks: dict[str, list[Piece]]) -> list[str]:
@@ -82,7 +84,10 @@ def shown_blocks(blocks: dict[str, list[Piece]]) -> list[str]:
 
 def context_answer(*, snapshot: ContextSnapshot, blocks: dict[str, list[Piece]]) -> dict:
     """Return the API's answer for a snapshot whose pieces are given, block by block."""
-    rendered = _rendered(snapshot, blocks)
+    return _answer(snapshot, _rendered(snapshot, blocks))
+
+
+def _answer(snapshot: ContextSnapshot, rendered: dict) -> dict:
     thread = snapshot.thread
     return {
         "context_id": str(snapshot.id),
@@ -102,7 +107,7 @@ def context_answer(*, snapshot: ContextSnapshot, blocks: dict[str, list[Piece]])
 def _rendered(snapshot: ContextSnapshot, blocks: dict[str, list[Piece]]) -> dict:
     now = snapshot.assembled_at
     out, texts, messages, total = [], [], [], 0
-    for entry in snapshot.manifest["blocks"] if snapshot.pk else _names(blocks):
+    for entry in snapshot.manifest["blocks"]:
         name = entry["name"]
         pieces = blocks.get(name, [])
         if name == "recent":
@@ -120,7 +125,7 @@ def _rendered(snapshot: ContextSnapshot, blocks: dict[str, list[Piece]]) -> dict
                 "name": name,
                 "tokens": tokens,
                 "text": text,
-                "items": _items(entry.get("items"), pieces),
+                "items": _items(entry["items"], pieces),
             }
         )
     return {
@@ -131,15 +136,8 @@ def _rendered(snapshot: ContextSnapshot, blocks: dict[str, list[Piece]]) -> dict
     }
 
 
-def _names(blocks):
-    return [{"name": name} for name in shown_blocks(blocks)]
-
-
-def _items(stored: list[dict] | None, pieces: list[Piece]) -> list[dict]:
-    """Return a block's items; from a stored manifest, with what changed or went flagged."""
-    shown = [{"type": p.type, "id": p.id, "seq": p.seq, "score": p.score} for p in pieces]
-    if stored is None:
-        return shown
+def _items(stored: list[dict], pieces: list[Piece]) -> list[dict]:
+    """Return a block's items as the manifest lists them, flagging what changed or went since."""
     current = {(p.type, p.id): piece_hash(p) for p in pieces}
     items = []
     for item in stored:
