@@ -9,7 +9,7 @@ from apps.core.errors import NotFound
 from apps.episodic.models import EntryStatus, MemoryEntry
 from apps.search.models import ItemKind
 from apps.search.scope import Scope
-from apps.search.selectors import query_vector, search
+from apps.search.selectors import query_vector, search, search_for_agent
 from apps.tenancy.models import Agent
 
 
@@ -24,6 +24,34 @@ def entry_list(
     if kind is not None:
         entries = entries.filter(kind=kind)
     return entries
+
+
+@dataclass(frozen=True)
+class RecalledEntry:
+    entry: MemoryEntry
+    score: float
+    signals: dict
+
+
+def entry_recall(
+    *, agent: Agent, resource, query: str, top_k: int
+) -> tuple[list[RecalledEntry], list[dict]]:
+    """recall_memory: the agent's approved entries (of one end user, when given) ranked for the
+    query, and the search's warnings."""
+    found = search_for_agent(
+        agent=agent,
+        query=query,
+        kinds=[ItemKind.ENTRY],
+        resource_id=resource.id if resource else None,
+        top_k=top_k,
+    )
+    entries = MemoryEntry.objects.select_related("resource").in_bulk([h.id for h in found.hits])
+    recalled = [
+        RecalledEntry(entries[hit.id], hit.score, hit.signals)
+        for hit in found.hits
+        if hit.id in entries
+    ]
+    return recalled, found.warnings
 
 
 def entry_get(*, agent: Agent, entry_id: uuid.UUID) -> MemoryEntry:

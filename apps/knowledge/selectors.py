@@ -1,11 +1,14 @@
 """Reads of knowledge bases, scoped to one project."""
 
 import uuid
+from dataclasses import dataclass
 
 from django.db.models import Count
 
 from apps.core.errors import NotFound
 from apps.knowledge.models import Chunk, Document, KnowledgeBase
+from apps.search.models import ItemKind
+from apps.search.selectors import search_for_agent
 from apps.tenancy.models import Project
 
 
@@ -87,3 +90,28 @@ def document_by_id(*, document_id: uuid.UUID) -> Document:
     if document is None:
         raise NotFound("No such document.")
     return document
+
+
+@dataclass(frozen=True)
+class FoundChunk:
+    chunk: Chunk
+    score: float
+    signals: dict
+
+
+def chunk_search(
+    *, agent, knowledge_base: KnowledgeBase, query: str, top_k: int
+) -> tuple[list[FoundChunk], list[dict]]:
+    """Return the knowledge base's chunks ranked for the query, and the search's warnings."""
+    found = search_for_agent(
+        agent=agent,
+        query=query,
+        kinds=[ItemKind.CHUNK],
+        knowledge_base_ids=(knowledge_base.id,),
+        top_k=top_k,
+    )
+    chunks = Chunk.objects.in_bulk([hit.id for hit in found.hits])
+    hits = [
+        FoundChunk(chunks[hit.id], hit.score, hit.signals) for hit in found.hits if hit.id in chunks
+    ]
+    return hits, found.warnings

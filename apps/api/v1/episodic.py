@@ -17,8 +17,6 @@ from apps.api.v1.search import warnings_field, with_warnings
 from apps.core.errors import NotFound, Unprocessable
 from apps.episodic import selectors, services
 from apps.episodic.models import EntryKind, EntrySource, EntryStatus
-from apps.search.scope import Scope
-from apps.search.selectors import query_embed, search
 from apps.tenancy.selectors import resource_find
 from apps.tenancy.services import resource_get_or_create
 from apps.threads.selectors import message_get, thread_get
@@ -194,20 +192,12 @@ class EntryRecallApi(APIView):
             resource = resource_find(project=agent.project, external_id=params["resource_id"])
             if resource is None:
                 raise NotFound(f"No resource {params['resource_id']!r} in this project.")
-        scope = Scope(
-            kind="entry",
-            project_id=agent.project_id,
-            agent_id=agent.id,
-            resource_id=resource.id if resource else None,
+        recalled, warnings = selectors.entry_recall(
+            agent=agent, resource=resource, query=params["query"], top_k=params["top_k"]
         )
-        embedding = query_embed(project_id=agent.project_id, query=params["query"])
-        hits = search(
-            scopes=[scope], query=params["query"], top_k=params["top_k"], vector=embedding.vector
-        )
-        services.entries_mark_recalled(entry_ids=[hit.item.entry_id for hit in hits])
-        results = []
-        for hit in hits:
-            body = EntrySerializer(hit.item.entry).data
-            body.update(score=hit.score, signals=hit.signals)
-            results.append(body)
-        return Response(with_warnings({"results": results}, embedding))
+        services.entries_mark_recalled(entry_ids=[found.entry.id for found in recalled])
+        results = [
+            {**EntrySerializer(found.entry).data, "score": found.score, "signals": found.signals}
+            for found in recalled
+        ]
+        return Response(with_warnings({"results": results}, warnings))

@@ -8,10 +8,8 @@ from rest_framework.views import APIView
 from apps.api.v1.common import MetadataField, StrictSerializer, principal
 from apps.api.v1.search import warnings_field, with_warnings
 from apps.core.errors import NotFound
-from apps.knowledge.selectors import knowledge_base_get
+from apps.knowledge.selectors import chunk_search, knowledge_base_get
 from apps.knowledge.services import memory_upsert
-from apps.search.scope import Scope
-from apps.search.selectors import query_embed, search
 
 
 class UpsertOutSerializer(serializers.Serializer):
@@ -96,20 +94,21 @@ class MemorySearchApi(APIView):
                 f"No namespace {params['namespace']!r} in this project; "
                 "POST /api/v1/memory/upsert creates it."
             ) from None
-        scope = Scope(kind="chunk", project_id=project.id, knowledge_base_ids=(kb.id,))
-        embedding = query_embed(project_id=project.id, query=params["query"])
-        hits = search(
-            scopes=[scope], query=params["query"], top_k=params["top_k"], vector=embedding.vector
+        hits, warnings = chunk_search(
+            agent=principal(request).agent,
+            knowledge_base=kb,
+            query=params["query"],
+            top_k=params["top_k"],
         )
         results = [
             {
-                "id": str(hit.item.chunk_id),
-                "content": hit.item.content,
+                "id": str(hit.chunk.id),
+                "content": hit.chunk.content,
                 "score": hit.score,
                 "similarity": hit.signals.get("vector", {}).get("score"),
-                "metadata": hit.item.chunk.metadata,
+                "metadata": hit.chunk.metadata,
             }
             for hit in hits
         ]
         body = {"results": MemoryHitSerializer(results, many=True).data}
-        return Response(with_warnings(body, embedding))
+        return Response(with_warnings(body, warnings))

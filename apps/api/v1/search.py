@@ -88,10 +88,10 @@ def warnings_field():
     )
 
 
-def with_warnings(body: dict, embedding) -> dict:
-    """Add the `warnings` key to a response body when the query could not be embedded."""
-    if embedding.failed:
-        body["warnings"] = [VECTORS_UNAVAILABLE]
+def with_warnings(body: dict, warnings: list[dict]) -> dict:
+    """Add the `warnings` key to a response body when the search has any to give."""
+    if warnings:
+        body["warnings"] = warnings
     return body
 
 
@@ -141,6 +141,4 @@ class SearchApi(APIView):
             message_range=(window["before"], window["after"]) if window else None,
         )
         body = {"results": SearchResultSerializer(found.hits, many=True).data}
-        if found.warnings:
-            body["warnings"] = found.warnings
-        return Response(body)
+        return Response(with_warnings(body, found.warnings))
