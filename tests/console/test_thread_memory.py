@@ -73,6 +73,8 @@ def test_each_observation_is_a_band_before_the_first_message_it_covers(operator,
         if row.first_seq > 1:
             assert content.index(f'id="m-{row.first_seq - 1}"') < place
     assert "<details open" not in content
+    overview = content[content.index('id="observations"') : content.index("<h2>Timeline</h2>")]
+    assert f"{len(active)} active observations stand for messages #1–#10." in overview
 
 
 def test_band_and_message_text_is_escaped(operator, observed):

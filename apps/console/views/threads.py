@@ -170,7 +170,12 @@ def _memory(thread) -> dict:
     ]
     if summary is not None:
         bands.insert(0, Band("summary", summary, 1, summary.covers_up_to_seq))
-    return {"active": active, "summary": summary, "bands": bands}
+    return {
+        "active": active,
+        "observed_up_to": active[-1].last_seq if active else 0,
+        "summary": summary,
+        "bands": bands,
+    }
 
 
 def _gauges(thread, active, summary) -> tuple[str, list[dict]]:
