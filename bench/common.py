@@ -1,17 +1,26 @@
 """Shared by the benchmarks: a fresh installation on either backend, gunicorn, small helpers.
 
-Not a benchmark itself; bench/ingest.py, bench/search.py, bench/ingest_documents.py and
-bench/retrieval.py import it (run them as scripts).
+Not a benchmark itself; bench/ingest.py, bench/search.py, bench/context.py,
+bench/ingest_documents.py and bench/retrieval.py import it (run them as scripts).
+
+A script loads data through the service layer by running itself in a Django subprocess, one
+loading task at a time: loader_run(script, env, task, **params) starts `script LOADER_ARG
+{"task": ..., **params}`, the script calls django_setup() and prints the task's JSON result on
+its last line. Tasks shared by scripts (task_vacuum, profile_request) are defined here.
 """
 
+import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +31,9 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
 PG_SERVER = "postgres://postgres@127.0.0.1:5432"
+LOADER_ARG = "--_loader"  # runs one loading task inside Django (the bench calls itself)
+ANALYZE_EVERY = 60.0  # seconds; autovacuum's default naptime
+_LONG_LITERAL = re.compile(r"'[\[{][^'\]}]{60,}[\]}]'")  # vectors and id lists in plans
 
 
 @dataclass(frozen=True)
@@ -187,3 +199,178 @@ def percentile(values: list[float], pct: float) -> float:
 def verdict(ok: bool) -> str:
     """Return the mark printed beside a figure for its target."""
     return "ok" if ok else "MISSED"
+
+
+def http_floor(base_url: str, count: int) -> str:
+    """Return the latency of GET /healthz from a keep-alive client: a floor under any request."""
+    session, latencies = requests.Session(), []
+    for _ in range(count):
+        start = time.perf_counter()
+        expect_status(session.get(f"{base_url}/healthz", timeout=30), 200)
+        latencies.append((time.perf_counter() - start) * 1000)
+    return (
+        f"HTTP floor, GET /healthz (one SELECT) x{count}: p50 {percentile(latencies, 50):.1f} ms, "
+        f"p95 {percentile(latencies, 95):.1f} ms"
+    )
+
+
+@contextmanager
+def autoanalyze(env: dict[str, str]) -> Iterator[str]:
+    """While loading, ANALYZE every minute if PostgreSQL's autovacuum is off; yield a note."""
+    url = env.get("DATABASE_URL")
+    if not url:
+        yield ""
+        return
+    with psycopg.connect(url, autocommit=True) as conn:
+        if conn.execute("SHOW autovacuum").fetchone()[0] == "on":
+            yield ""
+            return
+    stop = threading.Event()
+
+    def analyze() -> None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            while not stop.wait(ANALYZE_EVERY):
+                conn.execute("ANALYZE")
+
+    worker = threading.Thread(target=analyze, daemon=True)
+    worker.start()
+    try:
+        yield (
+            "this PostgreSQL server runs with autovacuum = off, so the bench ran ANALYZE every "
+            f"{ANALYZE_EVERY:.0f} s while loading, as autovacuum would"
+        )
+    finally:
+        stop.set()
+        worker.join()
+
+
+def elapsed(start: float) -> str:
+    """Return the seconds since start, for progress lines."""
+    return f"{time.perf_counter() - start:.0f} s"
+
+
+def lap(start: float) -> float:
+    """Return the ms since start."""
+    return (time.perf_counter() - start) * 1000
+
+
+# --- Loading tasks in Django subprocesses -----------------------------------------------------
+
+
+def loader_run(script: Path, env: dict[str, str], task: str, **params) -> dict:
+    """Run one loading task of the script in a Django subprocess and return its JSON result."""
+    command = [sys.executable, str(script), LOADER_ARG]
+    done = subprocess.run(
+        [*command, json.dumps({"task": task, **params})],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"loader task {task} failed (exit {done.returncode})")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def loaders_run(script: Path, env: dict[str, str], task: str, specs: list[dict]) -> list[dict]:
+    """Run one loading task of the script per spec, concurrently, and return their results."""
+    with ThreadPoolExecutor(max_workers=len(specs)) as pool:
+        return list(pool.map(lambda spec: loader_run(script, env, task, **spec), specs))
+
+
+def django_setup() -> None:
+    """Set up Django in this process (a loading task's subprocess)."""
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_console.settings")
+    Path(os.environ["DATA_DIR"], "static").mkdir(exist_ok=True)  # quiets WhiteNoise's warning
+    import django
+
+    django.setup()
+
+
+def task_vacuum(table: str = "") -> dict:
+    """VACUUM ANALYZE the database (or one table) on PostgreSQL; nothing on SQLite."""
+    from django.db import connection
+
+    start = time.perf_counter()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"VACUUM ANALYZE {table}")
+    return {"seconds": time.perf_counter() - start}
+
+
+# --- Profiling one request in-process (inside Django) -----------------------------------------
+
+
+def profile_request(path: str, key: str, body: dict) -> dict:
+    """POST body to path through Django in-process, timing each SQL statement and profiling it."""
+    import cProfile
+    import io
+    import pstats
+
+    from django.db import connection
+    from django.test import Client
+
+    client, statements = Client(HTTP_HOST="127.0.0.1"), []
+    headers = {"Authorization": f"Bearer {key}"}
+
+    def send() -> None:
+        client.post(path, body, content_type="application/json", headers=headers)
+
+    for _ in range(3):  # warm the process's caches first
+        send()
+    start = time.perf_counter()
+    send()
+    total = lap(start)
+    with connection.execute_wrapper(StatementTimer(statements)):
+        send()
+    profiler = cProfile.Profile()
+    profiler.runcall(send)
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(r"/apps/", 14)
+    slow = sorted(statements, key=lambda s: -s[2])[:2]
+    return {
+        "total_ms": total,
+        "statements": [(sql_summary(sql), round(ms, 2)) for sql, _, ms in statements],
+        "plans": [explain(sql, sql_params, statements) for sql, sql_params, _ in slow],
+        "hotspots": [line for line in out.getvalue().splitlines() if re.match(r"\s+\d", line)],
+    }
+
+
+class StatementTimer:
+    """A Django execute wrapper that records each statement with its duration in ms."""
+
+    def __init__(self, statements: list):
+        self.statements = statements
+
+    def __call__(self, execute, sql, params, many, context):
+        """Run the statement and record it."""
+        start = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            self.statements.append((sql, list(params or []), lap(start)))
+
+
+def sql_summary(sql: str) -> str:
+    """Return a statement on one line, shortened."""
+    text = " ".join(sql.split())
+    return text if len(text) <= 150 else text[:147] + "..."
+
+
+def explain(sql: str, params: list, statements: list) -> dict:
+    """Return the plan of a statement: EXPLAIN ANALYZE on PostgreSQL, QUERY PLAN on SQLite."""
+    from django.db import connection, transaction
+
+    if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
+        return {"sql": sql_summary(sql), "plan": []}
+    settings = [s for s, _, _ in statements if s.startswith("SET LOCAL")]
+    postgres = connection.vendor == "postgresql"
+    prefix = "EXPLAIN (ANALYZE, BUFFERS) " if postgres else "EXPLAIN QUERY PLAN "
+    with transaction.atomic(), connection.cursor() as cursor:
+        for setting in settings:  # the HNSW path's SET LOCALs, as in the search
+            cursor.execute(setting)
+        cursor.execute(prefix + sql, params)
+        rows = [" ".join(str(part) for part in row) for row in cursor.fetchall()]
+    plan = [_LONG_LITERAL.sub("'[...]'", row)[:240] for row in rows]
+    return {"sql": sql_summary(sql), "plan": plan[:70]}

@@ -48,9 +48,7 @@ import json
 import os
 import random
 import re
-import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -58,28 +56,34 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from statistics import median
 
-import psycopg
-import requests
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/ is not a package
 from common import (
+    LOADER_ARG,
     ROOT,
     Api,
+    autoanalyze,
     backend_environment,
     create_agent,
+    django_setup,
+    elapsed,
     expect_status,
     gunicorn,
+    http_floor,
+    loader_run,
+    loaders_run,
     log,
     manage,
     percentile,
+    profile_request,
+    task_vacuum,
     verdict,
 )
 
 PG_DATABASE = "memory_console_bench_search"
-LOADER_ARG = "--_loader"  # runs one loading task inside Django (the bench calls itself)
 HYBRID, LARGE, AGENT, KB_SLUG = "hybrid", "large", "bench", "docs"
 EMBED_MODEL, EMBED_DIMS = "builtin-hash", 256
 THREAD_MESSAGES = 1000  # per thread of the large project; one append batch each
@@ -87,7 +91,6 @@ CHUNKS_PER_DOCUMENT = 20
 RESOURCES = 200  # end users the large project's threads belong to
 API_BATCH = 100  # messages per POST when the thread is sent through the API
 WARMUP = 20  # queries per case before timing
-ANALYZE_EVERY = 60.0  # seconds; autovacuum's default naptime
 DEFAULT_MESSAGES = {"postgres": 1_000_000, "sqlite": 200_000}
 TARGETS_MS = {
     ("thread", "postgres"): 20.0,
@@ -174,7 +177,6 @@ DOC_TEMPLATES = [
 ]
 _SLOT = re.compile(r"\{(n|v|name|num|code|small)\}")
 _WORD = re.compile(r"[^\W_]+")
-_LONG_LITERAL = re.compile(r"'[\[{][^'\]}]{60,}[\]}]'")  # vectors and id lists in plans
 
 
 def zipf_weights(count: int, offset: int = 8, exponent: float = 1.1) -> list[float]:
@@ -331,12 +333,7 @@ def make_queries(count: int, vocab: Vocabulary, terms: Terms, seed: int) -> list
 
 def loader_main(spec: dict) -> None:
     """Set up Django, run one loading task and print its result as JSON on the last line."""
-    sys.path.insert(0, str(ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_console.settings")
-    Path(os.environ["DATA_DIR"], "static").mkdir(exist_ok=True)  # quiets WhiteNoise's warning
-    import django
-
-    django.setup()
+    django_setup()
     tasks = {
         "configure": task_configure,
         "messages": task_messages,
@@ -498,17 +495,6 @@ def task_vectors() -> dict:
     return {"jobs": jobs, "seconds": time.perf_counter() - start, "samples": samples}
 
 
-def task_vacuum(table: str = "") -> dict:
-    """VACUUM ANALYZE the database (or one table) on PostgreSQL; nothing on SQLite."""
-    from django.db import connection
-
-    start = time.perf_counter()
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(f"VACUUM ANALYZE {table}")
-    return {"seconds": time.perf_counter() - start}
-
-
 def task_counts(project: str) -> dict:
     """Return the project's search items and vectors by kind, and its vector indexes."""
     from django.db.models import Count
@@ -534,110 +520,15 @@ def task_counts(project: str) -> dict:
 
 def task_profile(key: str, body: dict) -> dict:
     """Send one search through Django in-process, timing each SQL statement and profiling it."""
-    import cProfile
-    import io
-    import pstats
-
-    from django.db import connection
-    from django.test import Client
-
-    client, statements = Client(HTTP_HOST="127.0.0.1"), []
-    headers = {"Authorization": f"Bearer {key}"}
-
-    def send() -> None:
-        client.post("/api/v1/search", body, content_type="application/json", headers=headers)
-
-    for _ in range(3):  # warm the process's caches first
-        send()
-    start = time.perf_counter()
-    send()
-    total = lap(start)
-    with connection.execute_wrapper(StatementTimer(statements)):
-        send()
-    profiler = cProfile.Profile()
-    profiler.runcall(send)
-    out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(r"/apps/", 14)
-    slow = sorted(statements, key=lambda s: -s[2])[:2]
-    return {
-        "total_ms": total,
-        "statements": [(sql_summary(sql), round(ms, 2)) for sql, _, ms in statements],
-        "plans": [explain(sql, sql_params, statements) for sql, sql_params, _ in slow],
-        "hotspots": [line for line in out.getvalue().splitlines() if re.match(r"\s+\d", line)],
-    }
-
-
-class StatementTimer:
-    """A Django execute wrapper that records each statement with its duration in ms."""
-
-    def __init__(self, statements: list):
-        self.statements = statements
-
-    def __call__(self, execute, sql, params, many, context):
-        """Run the statement and record it."""
-        start = time.perf_counter()
-        try:
-            return execute(sql, params, many, context)
-        finally:
-            self.statements.append((sql, list(params or []), lap(start)))
-
-
-def lap(start: float) -> float:
-    """Return the ms since start."""
-    return (time.perf_counter() - start) * 1000
-
-
-def sql_summary(sql: str) -> str:
-    """Return a statement on one line, shortened."""
-    text = " ".join(sql.split())
-    return text if len(text) <= 150 else text[:147] + "..."
-
-
-def explain(sql: str, params: list, statements: list) -> dict:
-    """Return the plan of a statement: EXPLAIN ANALYZE on PostgreSQL, QUERY PLAN on SQLite."""
-    from django.db import connection, transaction
-
-    if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
-        return {"sql": sql_summary(sql), "plan": []}
-    settings = [s for s, _, _ in statements if s.startswith("SET LOCAL")]
-    postgres = connection.vendor == "postgresql"
-    prefix = "EXPLAIN (ANALYZE, BUFFERS) " if postgres else "EXPLAIN QUERY PLAN "
-    with transaction.atomic(), connection.cursor() as cursor:
-        for setting in settings:  # the HNSW path's SET LOCALs, as in the search
-            cursor.execute(setting)
-        cursor.execute(prefix + sql, params)
-        rows = [" ".join(str(part) for part in row) for row in cursor.fetchall()]
-    plan = [_LONG_LITERAL.sub("'[...]'", row)[:240] for row in rows]
-    return {"sql": sql_summary(sql), "plan": plan[:70]}
+    return profile_request("/api/v1/search", key, body)
 
 
 # --- Driving the loaders ---------------------------------------------------------------------
 
 
-def run_loader(env: dict[str, str], task: str, **params) -> dict:
-    """Run one loading task in a Django subprocess and return its JSON result."""
-    command = [sys.executable, str(Path(__file__).resolve()), LOADER_ARG]
-    done = subprocess.run(
-        [*command, json.dumps({"task": task, **params})],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"loader task {task} failed (exit {done.returncode})")
-    return json.loads(done.stdout.splitlines()[-1])
-
-
-def run_loaders(env: dict[str, str], task: str, specs: list[dict]) -> list[dict]:
-    """Run one loading task per spec, concurrently, and return their results."""
-    with ThreadPoolExecutor(max_workers=len(specs)) as pool:
-        return list(pool.map(lambda spec: run_loader(env, task, **spec), specs))
-
-
-def elapsed(start: float) -> str:
-    """Return the seconds since start, for progress lines."""
-    return f"{time.perf_counter() - start:.0f} s"
+SCRIPT = Path(__file__).resolve()
+run_loader = partial(loader_run, SCRIPT)  # (env, task, **params): one of this script's tasks
+run_loaders = partial(loaders_run, SCRIPT)  # (env, task, specs): one per spec, concurrently
 
 
 @dataclass
@@ -883,19 +774,6 @@ def measure(api: Api, case: Case, base: dict, queries: list[Query], warmup: list
     return case
 
 
-def http_floor(base_url: str, count: int) -> str:
-    """Return the latency of GET /healthz from a keep-alive client: a floor under any request."""
-    session, latencies = requests.Session(), []
-    for _ in range(count):
-        start = time.perf_counter()
-        expect_status(session.get(f"{base_url}/healthz", timeout=30), 200)
-        latencies.append((time.perf_counter() - start) * 1000)
-    return (
-        f"HTTP floor, GET /healthz (one SELECT) x{count}: p50 {percentile(latencies, 50):.1f} ms, "
-        f"p95 {percentile(latencies, 95):.1f} ms"
-    )
-
-
 def run_case(
     api: Api, case: Case, base: dict, args: argparse.Namespace, seed: int, backend: str
 ) -> Case:
@@ -920,36 +798,6 @@ def profile_case(env: dict[str, str], key: str, case: Case, base: dict) -> None:
 
 
 # --- One backend -------------------------------------------------------------------------------
-
-
-@contextmanager
-def autoanalyze(env: dict[str, str]) -> Iterator[str]:
-    """While loading, ANALYZE every minute if PostgreSQL's autovacuum is off; yield a note."""
-    url = env.get("DATABASE_URL")
-    if not url:
-        yield ""
-        return
-    with psycopg.connect(url, autocommit=True) as conn:
-        if conn.execute("SHOW autovacuum").fetchone()[0] == "on":
-            yield ""
-            return
-    stop = threading.Event()
-
-    def analyze() -> None:
-        with psycopg.connect(url, autocommit=True) as conn:
-            while not stop.wait(ANALYZE_EVERY):
-                conn.execute("ANALYZE")
-
-    worker = threading.Thread(target=analyze, daemon=True)
-    worker.start()
-    try:
-        yield (
-            "this PostgreSQL server runs with autovacuum = off, so the bench ran ANALYZE every "
-            f"{ANALYZE_EVERY:.0f} s while loading, as autovacuum would"
-        )
-    finally:
-        stop.set()
-        worker.join()
 
 
 @contextmanager
