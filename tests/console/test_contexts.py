@@ -43,7 +43,9 @@ def _page(client, context_id) -> str:
 
 def _block(content: str, name: str) -> str:
     match = re.search(
-        rf'<section class="card context-block" id="block-{name}">(.*?)</section>', content, re.S
+        rf'<section class="card context-block[^"]*" id="block-{name}">(.*?)</section>',
+        content,
+        re.S,
     )
     assert match, f"no block {name}"
     return match.group(1)
