@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from apps.jobs.services import job_run_pending
 from apps.memconfig.services import config_update
+from apps.providers.fake_openai import FakeOpenAIServer
 
 
 def _user(*roles: str, active: bool = True) -> User:
@@ -25,7 +26,7 @@ def _client(user: User) -> Client:
 
 
 @pytest.fixture
-def every_table(alice):
+def every_table(alice, settings):
     """Put at least one row in every table the admin shows, the way clients make them."""
     thread = alice.new_thread(resource_id="user-1", channel="web", external_id="1")
     doomed = alice.new_thread()
@@ -41,6 +42,30 @@ def every_table(alice):
     alice.post("/api/v1/knowledge-bases", {"slug": "ops"})
     alice.post("/api/v1/knowledge-bases/ops/documents", {"title": "t", "text": "Restart it."})
     job_run_pending()  # chunks the document
+    alice.put("/api/v1/resources/user-1/profile", {"version": 0, "content": "Works nights."})
+    alice.put(f"/api/v1/threads/{thread['id']}/session-memory", {"version": 0, "objective": "x"})
+    long = [{"role": "user", "content": f"step {n} " + "word " * 200} for n in range(12)]
+    config_update(
+        agent=alice.agent,
+        changes={
+            "context_strategy": "compaction",
+            "compaction_budget_tokens": 1000,
+            "recent_window": 2,
+        },
+        changed_by="ops",
+    )
+    alice.append(alice.new_thread()["id"], *long)
+    job_run_pending()  # a compaction summary
+    with FakeOpenAIServer() as model:  # a model that fails: the failure is recorded
+        settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY = model.base_url, "test"
+        model.fail_next(100, status=400)
+        config_update(
+            agent=alice.agent,
+            changes={"context_strategy": "observational", "observer_message_tokens": 1000},
+            changed_by="ops",
+        )
+        alice.append(alice.new_thread()["id"], *long)
+        job_run_pending()  # observations, by the rules, after the model's failure
 
 
 @pytest.mark.parametrize(
