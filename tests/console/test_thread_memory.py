@@ -3,6 +3,8 @@
 import re
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from apps.jobs.services import job_run_pending
 from apps.memconfig.services import config_update
@@ -298,3 +300,24 @@ def test_an_unknown_thread_is_404(operator, db, path):
     response = operator.get(f"/console/threads/01a20000-0000-7000-8000-000000000000/{path}")
 
     assert response.status_code == 404
+
+
+def test_the_page_reads_memory_in_a_fixed_number_of_queries(operator, alice):
+    configure(alice, observer_message_tokens=200, reflector_observation_tokens=300)
+    configure(alice, recent_window=2)
+    thread = alice.new_thread()
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            _page(operator, Thread.objects.get(pk=thread["id"]))
+        return len(captured.captured_queries)
+
+    counts = []
+    for batch in range(3):
+        alice.append(thread["id"], *[ticket(n) for n in range(batch * 6, batch * 6 + 6)])
+        job_run_pending()
+        _context(alice, thread["id"], query="router")
+        counts.append(queries())
+
+    assert Observation.objects.filter(thread_id=thread["id"], is_reflection=True).exists()
+    assert counts[1] == counts[2]  # more observations, reflections and contexts: no more queries
