@@ -1,4 +1,4 @@
-"""Migrations 0003-0004: duplicate sources left by earlier races are merged before the constraint."""
+"""Migrations 0003-0004: duplicate sources left by earlier races are merged first."""
 
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
