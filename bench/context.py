@@ -349,8 +349,27 @@ def task_counts(thread_id: str) -> dict:
 
 
 def task_profile(key: str, thread_id: str, body: dict) -> dict:
-    """Send one context request through Django in-process, timing each SQL statement."""
-    return profile_request(f"/api/v1/threads/{thread_id}/context", key, body)
+    """Send one context request through Django in-process: SQL statements, then functions.
+
+    Besides profile_request's statements, plans and app functions by cumulative time, it lists
+    the functions (of any module) that take the most time themselves.
+    """
+    import cProfile
+    import io
+    import pstats
+
+    from django.test import Client
+
+    path = f"/api/v1/threads/{thread_id}/context"
+    result = profile_request(path, key, body)
+    client, headers = Client(HTTP_HOST="127.0.0.1"), {"Authorization": f"Bearer {key}"}
+    send = partial(client.post, path, body, content_type="application/json", headers=headers)
+    send()  # a new client loads the middleware (WhiteNoise scans the static files) first
+    profiler, out = cProfile.Profile(), io.StringIO()
+    profiler.runcall(send)
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(15)
+    rows = [line for line in out.getvalue().splitlines() if re.match(r"\s+\d", line)]
+    return {**result, "own_time": rows}
 
 
 # --- Loading ------------------------------------------------------------------------------
@@ -623,6 +642,8 @@ def profile_lines(results: dict[str, BackendRun]) -> list[str]:
                 "cumtime percall function):"
             )
             lines += [f"   {row}" for row in prof["hotspots"]]
+            lines.append("   functions by their own time under cProfile (another request):")
+            lines += [f"   {row}" for row in prof["own_time"]]
     return lines
 
 
