@@ -41,6 +41,8 @@ def console_objects(alice):
 
     thread = alice.new_thread(title="t", resource_id="cust-1")
     alice.append(thread["id"], {"role": "user", "content": "The VPN drops at 5pm."})
+    given = alice.post(f"/api/v1/threads/{thread['id']}/context", {})
+    assert given.status_code == 200, given.content
     entry = alice.post(
         "/api/v1/episodic",
         {"content": "VPN drops daily at 5pm.", "resource_id": "cust-1", "source": "api"},
@@ -50,6 +52,7 @@ def console_objects(alice):
     document = document_from_text(kb=kb, title="Runbook", text="Restart it.", actor="test")
     config_update(project=alice.agent.project, changes={"recent_window": 30}, changed_by="test")
     return {
+        "context_id": given.json()["context_id"],
         "thread_id": thread["id"],
         "kb_id": kb.id,
         "document_id": document.document.id,
