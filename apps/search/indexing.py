@@ -1,10 +1,9 @@
 """Writes to the search index. Owning apps call these in the same transaction as their rows."""
 
-import json
-
 from django.db import transaction
 from django.db.models import Q
 
+from apps.search.backends.common import insert_message_items
 from apps.search.models import ItemEmbedding, ItemKind, SearchItem
 
 # Tool payloads are indexed as text too, but only this much of them.
@@ -12,36 +11,17 @@ PAYLOAD_TEXT_CHARS = 2000
 
 
 def index_messages(*, thread, messages) -> None:
-    """Index newly stored messages of the thread, and queue their embedding.
-
-    A message is found by its tool name, its content and the first PAYLOAD_TEXT_CHARS of its
-    payload's JSON.
-    """
+    """Index newly stored messages of the thread (consecutive seqs), and queue their embedding."""
+    if not messages:
+        return
     project_id = thread.agent.project_id
-    SearchItem.objects.bulk_create(
-        [
-            SearchItem(
-                kind=ItemKind.MESSAGE,
-                project_id=project_id,
-                agent_id=thread.agent_id,
-                resource_id=thread.resource_id,
-                thread_id=thread.id,
-                message_id=message.id,
-                content=message_search_text(message),
-                created_at=message.created_at,
-            )
-            for message in messages
-        ]
+    insert_message_items(
+        thread=thread,
+        project_id=project_id,
+        after_seq=messages[0].seq - 1,
+        payload_chars=PAYLOAD_TEXT_CHARS,
     )
     _queue_embedding(project_id)
-
-
-def message_search_text(message) -> str:
-    """Return what a message is found by: name, content and the start of its payload's JSON."""
-    parts = [message.name, message.content]
-    if message.payload is not None:
-        parts.append(json.dumps(message.payload, ensure_ascii=False)[:PAYLOAD_TEXT_CHARS])
-    return "\n".join(part for part in parts if part)
 
 
 def index_entry(*, entry, visible: bool) -> SearchItem:

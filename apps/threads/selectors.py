@@ -25,6 +25,12 @@ def thread_get(*, agent: Agent, thread_id: uuid.UUID) -> Thread:
     return thread
 
 
+def thread_check(*, agent: Agent, thread_id: uuid.UUID) -> None:
+    """Raise NotFound unless the thread is the agent's (for reads that need only its id)."""
+    if not Thread.objects.filter(agent=agent, pk=thread_id).exists():
+        raise NotFound("No such thread.")
+
+
 def run_get(*, agent: Agent, run_id: uuid.UUID) -> Run:
     run = Run.objects.select_related("thread").filter(thread__agent=agent, pk=run_id).first()
     if run is None:

@@ -11,7 +11,7 @@ from apps.knowledge.selectors import knowledge_base_get, knowledge_base_list
 from apps.search.models import ItemKind
 from apps.search.selectors import VECTORS_UNAVAILABLE, search_for_agent
 from apps.tenancy.selectors import resource_find
-from apps.threads.selectors import thread_get
+from apps.threads.selectors import thread_check
 
 SCOPE_KINDS = {
     "messages": ItemKind.MESSAGE,
@@ -117,7 +117,7 @@ class SearchApi(APIView):
         agent = principal(request).agent
         thread_id = params.get("thread_id")
         if thread_id is not None:
-            thread_get(agent=agent, thread_id=thread_id)  # another agent's thread is a 404
+            thread_check(agent=agent, thread_id=thread_id)  # another agent's thread is a 404
         resource_id = None
         if "resource_id" in params:
             resource = resource_find(project=agent.project, external_id=params["resource_id"])

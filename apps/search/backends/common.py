@@ -98,3 +98,45 @@ def capped_count(cursor, table: str, alias: str, where: str, params: list, cap: 
 
 def _hashable(value):
     return tuple(value) if isinstance(value, list) else value
+
+
+def insert_message_items(*, thread, project_id, after_seq: int, payload_chars: int) -> None:
+    """Index the thread's messages after after_seq with one INSERT … SELECT.
+
+    Measured (bench/ingest.py, batches of 100 on PostgreSQL): building the SearchItem rows in
+    Python and bulk-inserting them took a third of an append; the database copies them itself.
+    A message is found by its name, its content and the first payload_chars of its payload's
+    JSON.
+    """
+    resource = db_uuid(thread.resource_id) if thread.resource_id else None
+    if connection.vendor == "postgresql":
+        text = (
+            "concat_ws(E'\\n', NULLIF(m.name, ''), NULLIF(m.content, ''), "
+            f"left(m.payload::text, {int(payload_chars)}))"
+        )
+    else:
+        text = (
+            "rtrim(coalesce(NULLIF(m.name, '') || char(10), '') "
+            "|| coalesce(NULLIF(m.content, '') || char(10), '') "
+            f"|| coalesce(substr(m.payload, 1, {int(payload_chars)}), ''), char(10))"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO search_searchitem
+                (kind, project_id, agent_id, resource_id, thread_id, message_id, content,
+                 visible, created_at)
+            SELECT %s, %s, %s, %s, m.thread_id, m.id, {text}, %s, m.created_at
+            FROM threads_message m
+            WHERE m.thread_id = %s AND m.seq > %s
+            """,
+            [
+                "message",
+                db_uuid(project_id),
+                db_uuid(thread.agent_id),
+                resource,
+                True,
+                db_uuid(thread.id),
+                after_seq,
+            ],
+        )
