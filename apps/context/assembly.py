@@ -10,13 +10,7 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from apps.context.render import (
-    Piece,
-    block_overhead,
-    chat_message_tokens,
-    line_tokens,
-    message_text,
-)
+from apps.context.render import Piece, block_tokens, message_text
 from apps.context.snapshots import (
     observation_pieces,
     profile_pieces,
@@ -26,7 +20,7 @@ from apps.context.snapshots import (
 )
 from apps.knowledge.selectors import knowledge_base_list
 from apps.memconfig.selectors import config_effective
-from apps.observations.selectors import observations_active, summary_latest
+from apps.observations.selectors import observations_active_within, summary_latest
 from apps.search.models import ItemKind
 from apps.search.selectors import query_embed, search_for_agent
 from apps.threads.models import Role
@@ -74,7 +68,7 @@ def context_assemble(*, agent, thread, query: str | None, max_tokens: int) -> di
     if query is None:
         latest = message_latest(thread=thread, role=Role.USER)
         query = latest.content if latest else ""
-    assembly = _collect(agent, thread, query, config)
+    assembly = _collect(agent, thread, query, config, max_tokens, now)
     _trim(assembly, max_tokens, now)
     return snapshot_store(
         agent=agent,
@@ -94,7 +88,7 @@ def config_version(values: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def _collect(agent, thread, query: str, config) -> Assembly:
+def _collect(agent, thread, query: str, config, max_tokens: int, now) -> Assembly:
     blocks: dict[str, list[Piece]] = {name: [] for name in TRIM_ORDER}
     warnings: list[dict] = []
     blocks["user_profile"] = profile_pieces(agent, thread)
@@ -102,8 +96,18 @@ def _collect(agent, thread, query: str, config) -> Assembly:
     strategy = config["context_strategy"]
     covered = 0  # the last seq that observations or a summary stand for
     if strategy == "observational":
-        blocks["observations"] = observation_pieces(observations_active(thread=thread))
+        active, unread = observations_active_within(thread=thread, max_tokens=max_tokens)
+        blocks["observations"] = observation_pieces(active)
         covered = blocks["observations"][-1].extra["last_seq"] if blocks["observations"] else 0
+        if unread:
+            warnings.append(
+                {
+                    "code": "trimmed",
+                    "block": "observations",
+                    "message": f"{unread} older observation(s) left out to fit max_tokens "
+                    f"({max_tokens}).",
+                }
+            )
     elif strategy == "compaction":
         summary = summary_latest(thread=thread)
         if summary is not None:
@@ -120,6 +124,20 @@ def _collect(agent, thread, query: str, config) -> Assembly:
             recent = message_tail(thread=thread, after_seq=0, limit=window)
     window_start = recent[0].seq if recent else thread.last_seq + 1
     blocks["recent"] = [_message_piece(message) for message in recent]
+    # Memory, knowledge and recall are trimmed before everything above: when that already takes
+    # the whole budget, they would all be left out, so they are not searched for.
+    taken = sum(block_tokens(name, pieces, now) for name, pieces in blocks.items())
+    if taken >= max_tokens:
+        for name in ("memory", "knowledge", "recall"):
+            warnings.append(
+                {
+                    "code": "trimmed",
+                    "block": name,
+                    "message": f"{name} not searched: the other blocks take all of max_tokens "
+                    f"({max_tokens}).",
+                }
+            )
+        return Assembly(blocks=blocks, warnings=warnings)
     embedding = query_embed(project_id=agent.project_id, query=query)
     if embedding.failed:
         warnings.append(
@@ -238,33 +256,28 @@ def _recall(agent, thread, query, config, embedding, window_start: int) -> list[
 def _trim(assembly: Assembly, max_tokens: int, now) -> None:
     """Leave pieces out by TRIM_ORDER until the context fits max_tokens."""
     blocks = assembly.blocks
-    for name, pieces in blocks.items():
-        for piece in pieces:
-            if name == "recent":
-                chat_message_tokens(piece)
-            else:
-                line_tokens(name, piece, now)
-    total = sum(_block_tokens(name, pieces) for name, pieces in blocks.items())
+    sizes = {name: block_tokens(name, pieces, now) for name, pieces in blocks.items()}
+    total = sum(sizes.values())
     for name in TRIM_ORDER:
-        pieces, dropped = blocks[name], 0
-        while total > max_tokens and pieces:
-            before = _block_tokens(name, pieces)
-            pieces.pop(0 if name in TRIM_OLDEST_FIRST else -1)
-            total -= before - _block_tokens(name, pieces)
+        pieces = blocks[name]
+        if total <= max_tokens or not pieces:
+            continue
+        # Drop pieces from the trimmed end, keeping a running count, until the rest fits.
+        order = pieces if name in TRIM_OLDEST_FIRST else pieces[::-1]
+        dropped, size = 0, sizes[name]
+        while total > max_tokens and dropped < len(order):
+            piece_tokens = order[dropped].tokens
             dropped += 1
-        if dropped:
-            assembly.warnings.append(
-                {
-                    "code": "trimmed",
-                    "block": name,
-                    "message": f"{dropped} item(s) of {name} left out to fit max_tokens "
-                    f"({max_tokens}).",
-                }
-            )
-
-
-def _block_tokens(name: str, pieces: list[Piece]) -> int:
-    """Return the block's tokens: its pieces' lines and, when it shows any, its tags."""
-    if not pieces:
-        return 0
-    return sum(piece.tokens for piece in pieces) + block_overhead(name)
+            left = size - piece_tokens if dropped < len(order) else 0
+            total -= size - left
+            size = left
+        kept = order[dropped:]
+        blocks[name] = kept if name in TRIM_OLDEST_FIRST else kept[::-1]
+        assembly.warnings.append(
+            {
+                "code": "trimmed",
+                "block": name,
+                "message": f"{dropped} item(s) of {name} left out to fit max_tokens "
+                f"({max_tokens}).",
+            }
+        )

@@ -8,8 +8,10 @@ re-renders byte for byte (see snapshots.py).
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from apps.providers.tokens import count_message_tokens, count_tokens
@@ -40,7 +42,12 @@ class Piece:
     score: float | None = None
     created_at: datetime | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-    tokens: int = 0  # of its rendered line, set by line_tokens()
+    tokens: int | None = None  # of its rendered line, set by line_tokens()
+    # The stored token count of `content`, where its row keeps one (observations, summaries).
+    content_tokens: int | None = None
+
+
+_ESCAPED = re.compile("[&<>]")
 
 
 def escape(text: str) -> str:
@@ -89,7 +96,15 @@ def piece_line(block: str, piece: Piece, now: datetime) -> str:
 
 
 def line_tokens(block: str, piece: Piece, now: datetime) -> int:
-    piece.tokens = count_tokens(piece_line(block, piece, now))
+    """Return (and keep on the piece) the tokens of its rendered line, counted once."""
+    if piece.tokens is None:
+        if piece.content_tokens is not None and not _ESCAPED.search(piece.content):
+            # The line is a span header, a newline and the content as stored: counting is
+            # additive across whitespace, so the row's own count of its content serves.
+            head, _, _ = piece_line(block, piece, now).partition("\n")
+            piece.tokens = count_tokens(head) + piece.content_tokens
+        else:
+            piece.tokens = count_tokens(piece_line(block, piece, now))
     return piece.tokens
 
 
@@ -121,6 +136,7 @@ def _with_gaps(pieces: list[Piece], lines: list[str]) -> list[str]:
     return out
 
 
+@cache
 def block_overhead(block: str) -> int:
     """Return the tokens a block adds around its pieces' lines: its tags (and description)."""
     if TAGS[block] is None:
@@ -150,5 +166,15 @@ def chat_message(piece: Piece) -> dict:
 
 
 def chat_message_tokens(piece: Piece) -> int:
-    piece.tokens = count_message_tokens(piece.content, piece.extra["payload"])
+    if piece.tokens is None:
+        piece.tokens = count_message_tokens(piece.content, piece.extra["payload"])
     return piece.tokens
+
+
+def block_tokens(block: str, pieces: list[Piece], now: datetime) -> int:
+    """Return the tokens of the block's text: its pieces' lines and, if it has any, its tags."""
+    if block == "recent":
+        return sum(chat_message_tokens(piece) for piece in pieces)
+    if not pieces:
+        return 0
+    return block_overhead(block) + sum(line_tokens(block, piece, now) for piece in pieces)

@@ -9,15 +9,14 @@ from apps.context.render import (
     BLOCKS,
     Piece,
     block_text,
+    block_tokens,
     chat_message,
-    chat_message_tokens,
     message_text,
     piece_hash,
 )
 from apps.core.errors import NotFound
 from apps.observations.selectors import observations_by_id, summaries_by_id
 from apps.profiles.selectors import profile_get, session_memory_get
-from apps.providers.tokens import count_tokens
 from apps.search.models import ItemKind
 from apps.search.selectors import hits_by_id
 from apps.threads.selectors import messages_by_id
@@ -110,13 +109,14 @@ def _rendered(snapshot: ContextSnapshot, blocks: dict[str, list[Piece]]) -> dict
     for entry in snapshot.manifest["blocks"]:
         name = entry["name"]
         pieces = blocks.get(name, [])
+        # Token counts are additive across lines, so a block's count is its pieces' (each
+        # counted once, during trimming for a new context) plus its tags.
+        tokens = block_tokens(name, pieces, now)
         if name == "recent":
             messages = [chat_message(piece) for piece in pieces]
-            tokens = sum(chat_message_tokens(piece) for piece in pieces)
             text = ""
         else:
             text = block_text(name, pieces, now)
-            tokens = count_tokens(text)
             if text:
                 texts.append(text)
         total += tokens
@@ -279,6 +279,7 @@ def observation_pieces(observations) -> list[Piece]:
             content=observation.content,
             seq=observation.first_seq,
             extra={"last_seq": observation.last_seq},
+            content_tokens=observation.tokens,
         )
         for observation in observations
     ]
@@ -286,7 +287,11 @@ def observation_pieces(observations) -> list[Piece]:
 
 def summary_piece(summary) -> Piece:
     return Piece(
-        type="summary", id=str(summary.id), content=summary.content, seq=summary.covers_up_to_seq
+        type="summary",
+        id=str(summary.id),
+        content=summary.content,
+        seq=summary.covers_up_to_seq,
+        content_tokens=summary.tokens,
     )
 
 

@@ -46,3 +46,24 @@ def observations_by_id(*, thread, ids) -> dict[str, Observation]:
 def summaries_by_id(*, thread, ids) -> dict[str, ThreadSummary]:
     """Return the thread's summaries with these ids, by id as text."""
     return {str(s.id): s for s in ThreadSummary.objects.filter(thread=thread, id__in=list(ids))}
+
+
+def observations_active_within(*, thread, max_tokens: int) -> tuple[list[Observation], int]:
+    """Return the newest active observations that a budget of max_tokens can hold (and one more
+    to fill it), ordered by first_seq, and how many older ones were left unread.
+
+    A context keeps its newest observations when the budget is short; reading the older ones'
+    text only to drop it cost a long thread more than the rest of its context.
+    """
+    newest = Observation.objects.filter(thread=thread, superseded_by__isnull=True).order_by(
+        "-first_seq"
+    )
+    sizes = list(newest.values_list("id", "tokens"))
+    taken, total = 0, 0
+    for _, tokens in sizes:
+        if total >= max_tokens:
+            break
+        taken, total = taken + 1, total + tokens
+    ids = [observation_id for observation_id, _ in sizes[:taken]]
+    rows = list(Observation.objects.filter(id__in=ids).order_by("first_seq"))
+    return rows, len(sizes) - taken
