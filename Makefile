@@ -60,6 +60,8 @@ format: install
 bench: install
 	$(PY) bench/ingest.py
 	$(PY) bench/search.py
+	$(PY) bench/context.py
+	$(PY) bench/observations.py
 	$(PY) bench/retrieval.py
 	$(PY) bench/ingest_documents.py
 	$(PY) bench/console_render.py

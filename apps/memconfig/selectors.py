@@ -62,9 +62,18 @@ def _forget_configs(sender, instance, **kwargs):
 
 
 def config_effective_for_project(*, project_id) -> EffectiveConfig:
-    """The project level resolved over the defaults: what project-wide work (indexes) uses."""
-    rows = MemoryConfig.objects.filter(project_id=project_id, agent__isnull=True)
-    return _resolve({row.level: row.values for row in rows})
+    """The project level resolved over the defaults: what project-wide work (indexes) uses.
+
+    Every append asks it (to keep the project's vectors in step), so it is kept in the "hot"
+    cache like config_effective(); a config change forgets it.
+    """
+    cache_key = f"memory-config-project:{project_id}"
+    config = caches["hot"].get(cache_key)
+    if config is None:
+        rows = MemoryConfig.objects.filter(project_id=project_id, agent__isnull=True)
+        config = _resolve({row.level: row.values for row in rows})
+        caches["hot"].set(cache_key, config)
+    return config
 
 
 def _resolve(by_level: dict[str, dict]) -> EffectiveConfig:

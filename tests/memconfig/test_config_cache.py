@@ -3,7 +3,7 @@
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from apps.memconfig.selectors import config_effective
+from apps.memconfig.selectors import config_effective, config_effective_for_project
 from apps.memconfig.services import config_rollback, config_update
 
 
@@ -37,3 +37,15 @@ def test_a_rollback_is_seen_on_the_next_read(alice):
     config_rollback(config=config, to_version=1, changed_by="t")
 
     assert _config_reads(alice.agent)[0]["recent_window"] == 7
+
+
+def test_the_project_level_is_cached_too_and_follows_a_change(alice):
+    project_id = alice.agent.project_id
+    with CaptureQueriesContext(connection) as first:
+        config_effective_for_project(project_id=project_id)
+    with CaptureQueriesContext(connection) as second:
+        config_effective_for_project(project_id=project_id)
+    config_update(project=alice.agent.project, changes={"knowledge_top_k": 9}, changed_by="t")
+
+    assert len(first) == 1 and len(second) == 0
+    assert config_effective_for_project(project_id=project_id)["knowledge_top_k"] == 9
