@@ -145,7 +145,9 @@ PROFILE_LINES = [
     "- Dislikes when we {v} the {n} without telling {name} first.",
     "- Runs the {n} console on a laptop; cannot {v} the {n} on mobile.",
 ]
-_TRIMMED = re.compile(r"^(\d+) item")
+# "3 item(s) of recall left out …", "233 older observation(s) left out …"; a block that was
+# not searched at all ("memory not searched: …") counts as trimmed with no items.
+_TRIMMED = re.compile(r"^(\d+) ")
 
 # --- Loading tasks (run inside Django, in a subprocess) --------------------------------------
 
@@ -486,7 +488,8 @@ def record(case: Case, answer: dict) -> None:
     for warning in answer["warnings"]:
         if warning["code"] == "trimmed":
             case.trimmed[warning["block"]] += 1
-            case.left_out[warning["block"]] += int(_TRIMMED.match(warning["message"]).group(1))
+            counted = _TRIMMED.match(warning["message"])
+            case.left_out[warning["block"]] += int(counted.group(1)) if counted else 0
 
 
 def measure(api: Api, loaded: Loaded, case: Case, args: argparse.Namespace, seed: int) -> None:
