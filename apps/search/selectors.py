@@ -326,7 +326,7 @@ def _add_ranges(hits: list[Hit], before: int, after: int) -> None:
         if seqs:
             condition |= Q(thread_id=thread_id, seq__in=sorted(seqs))
     rows = _Message.objects.filter(condition).values(*_RANGE_FIELDS, "created_at")
-    by_key = {(row.pop("thread_id"), row["seq"]): ContextMessage(**row) for row in rows.iterator()}
+    by_key = {(row.pop("thread_id"), row["seq"]): ContextMessage(**row) for row in rows}
     shown = {(hit.thread_id, hit.seq) for hit in hits}
     for hit in hits:
         ranges = []
