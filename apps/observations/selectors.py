@@ -65,5 +65,7 @@ def observations_active_within(*, thread, max_tokens: int) -> tuple[list[Observa
             break
         taken, total = taken + 1, total + tokens
     ids = [observation_id for observation_id, _ in sizes[:taken]]
-    rows = list(Observation.objects.filter(id__in=ids).order_by("first_seq"))
+    # Only what a context shows: building the rest of hundreds of rows cost more than reading.
+    shown = ("id", "thread_id", "first_seq", "last_seq", "content", "tokens")
+    rows = list(Observation.objects.filter(id__in=ids).only(*shown).order_by("first_seq"))
     return rows, len(sizes) - taken
