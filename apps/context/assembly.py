@@ -10,10 +10,12 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from apps.context.render import Piece, block_tokens, message_text
+from apps.context.render import Piece, block_tokens
 from apps.context.snapshots import (
+    message_piece,
     observation_pieces,
     profile_pieces,
+    recall_piece,
     session_memory_pieces,
     snapshot_store,
     summary_piece,
@@ -123,7 +125,7 @@ def _collect(agent, thread, query: str, config, max_tokens: int, now) -> Assembl
         if len(recent) < window:
             recent = message_tail(thread=thread, after_seq=0, limit=window)
     window_start = recent[0].seq if recent else thread.last_seq + 1
-    blocks["recent"] = [_message_piece(message) for message in recent]
+    blocks["recent"] = [message_piece(message) for message in recent]
     # Memory, knowledge and recall are trimmed before everything above: when that already takes
     # the whole budget, they would all be left out, so they are not searched for.
     taken = sum(block_tokens(name, pieces, now) for name, pieces in blocks.items())
@@ -154,21 +156,6 @@ def _collect(agent, thread, query: str, config, max_tokens: int, now) -> Assembl
     if query and config["semantic_recall_enabled"] and config["semantic_recall_top_k"]:
         blocks["recall"] = _recall(agent, thread, query, config, embedding, window_start)
     return Assembly(blocks=blocks, warnings=warnings)
-
-
-def _message_piece(message) -> Piece:
-    return Piece(
-        type="message",
-        id=str(message.id),
-        content=message.content,
-        seq=message.seq,
-        extra={
-            "role": message.role,
-            "kind": message.kind,
-            "name": message.name,
-            "payload": message.payload,
-        },
-    )
 
 
 def _entries(agent, thread, query, config, embedding) -> list[Piece]:
@@ -241,13 +228,16 @@ def _recall(agent, thread, query, config, embedding, window_start: int) -> list[
             if message.seq >= window_start or message.seq in shown:
                 continue
             shown.add(message.seq)
-            text = message_text(
-                message.role, message.kind, message.name, message.content, message.payload
-            )
-            score = hit.score if message is hit else None
             pieces.append(
-                Piece(
-                    type="message", id=str(message.id), content=text, seq=message.seq, score=score
+                recall_piece(
+                    id=message.id,
+                    seq=message.seq,
+                    role=message.role,
+                    kind=message.kind,
+                    name=message.name,
+                    content=message.content,
+                    payload=message.payload,
+                    score=hit.score if message is hit else None,
                 )
             )
     return pieces

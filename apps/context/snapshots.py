@@ -186,17 +186,8 @@ def _reload(snapshot: ContextSnapshot) -> dict[str, list[Piece]]:
             if piece is None:
                 continue
             if block["name"] == "recall":  # a recalled message shows as one line of text
-                piece = Piece(
-                    type=piece.type,
-                    id=piece.id,
-                    content=message_text(
-                        piece.extra["role"],
-                        piece.extra["kind"],
-                        piece.extra["name"],
-                        piece.content,
-                        piece.extra["payload"],
-                    ),
-                    seq=piece.seq,
+                piece = recall_piece(
+                    id=piece.id, seq=piece.seq, content=piece.content, **piece.extra
                 )
             piece.score = item["score"]
             pieces.append(piece)
@@ -204,22 +195,31 @@ def _reload(snapshot: ContextSnapshot) -> dict[str, list[Piece]]:
     return blocks
 
 
+def message_piece(message) -> Piece:
+    """A message of the thread as the recent block holds it."""
+    return Piece(
+        type="message",
+        id=str(message.id),
+        content=message.content,
+        seq=message.seq,
+        extra={
+            "role": message.role,
+            "kind": message.kind,
+            "name": message.name,
+            "payload": message.payload,
+        },
+    )
+
+
+def recall_piece(*, id, seq, role, kind, name, content, payload, score=None) -> Piece:
+    """A recalled message as the recall block holds it: one line of text."""
+    text = message_text(role, kind, name, content, payload)
+    return Piece(type="message", id=str(id), content=text, seq=seq, score=score)
+
+
 def _messages(snapshot, ids) -> dict[str, Piece]:
-    return {
-        key: Piece(
-            type="message",
-            id=key,
-            content=message.content,
-            seq=message.seq,
-            extra={
-                "role": message.role,
-                "kind": message.kind,
-                "name": message.name,
-                "payload": message.payload,
-            },
-        )
-        for key, message in messages_by_id(thread=snapshot.thread, ids=ids).items()
-    }
+    found = messages_by_id(thread=snapshot.thread, ids=ids)
+    return {key: message_piece(message) for key, message in found.items()}
 
 
 def _entries(snapshot, ids) -> dict[str, Piece]:
