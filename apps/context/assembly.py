@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from apps.context.render import Piece, block_tokens
 from apps.context.snapshots import (
+    hit_piece,
     message_piece,
     observation_pieces,
     profile_pieces,
@@ -169,17 +170,7 @@ def _entries(agent, thread, query, config, embedding) -> list[Piece]:
         top_k=config["episodic_auto_inject_top_k"],
         embedding=embedding,
     )
-    return [
-        Piece(
-            type="entry",
-            id=str(hit.id),
-            content=hit.content,
-            score=hit.score,
-            created_at=hit.created_at,
-            extra={"status": hit.metadata["status"]},
-        )
-        for hit in found.hits
-    ]
+    return [hit_piece(hit) for hit in found.hits]
 
 
 def _knowledge(agent, query, config, embedding) -> list[Piece]:
@@ -195,10 +186,7 @@ def _knowledge(agent, query, config, embedding) -> list[Piece]:
         top_k=config["knowledge_top_k"],
         embedding=embedding,
     )
-    return [
-        Piece(type="chunk", id=str(hit.id), content=hit.content, score=hit.score)
-        for hit in found.hits
-    ]
+    return [hit_piece(hit) for hit in found.hits]
 
 
 def _recall(agent, thread, query, config, embedding, window_start: int) -> list[Piece]:

@@ -222,24 +222,28 @@ def _messages(snapshot, ids) -> dict[str, Piece]:
     return {key: message_piece(message) for key, message in found.items()}
 
 
+def hit_piece(hit) -> Piece:
+    """An entry or a knowledge chunk found by search, as the memory or knowledge block holds it."""
+    if hit.type == "knowledge":
+        return Piece(type="chunk", id=str(hit.id), content=hit.content, score=hit.score)
+    return Piece(
+        type="entry",
+        id=str(hit.id),
+        content=hit.content,
+        score=hit.score,
+        created_at=hit.created_at,
+        extra={"status": hit.metadata["status"]},
+    )
+
+
 def _entries(snapshot, ids) -> dict[str, Piece]:
-    return {
-        key: Piece(
-            type="entry",
-            id=key,
-            content=hit.content,
-            created_at=hit.created_at,
-            extra={"status": hit.metadata["status"]},
-        )
-        for key, hit in hits_by_id(kind=ItemKind.ENTRY, ids=ids).items()
-    }
+    found = hits_by_id(kind=ItemKind.ENTRY, ids=ids)
+    return {key: hit_piece(hit) for key, hit in found.items()}
 
 
 def _chunks(snapshot, ids) -> dict[str, Piece]:
-    return {
-        key: Piece(type="chunk", id=key, content=hit.content)
-        for key, hit in hits_by_id(kind=ItemKind.CHUNK, ids=ids).items()
-    }
+    found = hits_by_id(kind=ItemKind.CHUNK, ids=ids)
+    return {key: hit_piece(hit) for key, hit in found.items()}
 
 
 def profile_pieces(agent, thread) -> list[Piece]:
