@@ -8,7 +8,7 @@ PORT ?= 8000
 WEB_WORKERS ?= 2
 WEB_THREADS ?= 4
 
-.PHONY: install browser local-model run test lint format bench clean
+.PHONY: install browser local-model run test lint deploy-check format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,19 +52,22 @@ lint: install
 	$(BIN)/lint-imports
 	$(PY) manage.py makemigrations --check --dry-run
 
+## deploy-check: the compose file (Debian's docker-compose, no engine needed) and Django's deploy
+## check at WARNING with the production values of .env.example
+deploy-check: install
+	bash .ci/validate-compose
+	set -a && . ./.env.example && set +a && \
+	  DATA_DIR=$$(mktemp -d) DEBUG=false $(PY) manage.py check --deploy --fail-level WARNING
+
 format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-## bench: the benchmarks; each prints its figures
+## bench: every benchmark on both backends; appends a dated table to bench/RESULTS.md
+## (BENCH_ARGS, e.g. "--only context,search" or "--quick", is passed to bench/run_all.py)
+BENCH_ARGS ?=
 bench: install
-	$(PY) bench/ingest.py
-	$(PY) bench/search.py
-	$(PY) bench/context.py
-	$(PY) bench/observations.py
-	$(PY) bench/retrieval.py
-	$(PY) bench/ingest_documents.py
-	$(PY) bench/console_render.py
+	$(PY) bench/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) data

@@ -43,6 +43,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "csp",
+    "axes",
     "apps.core",
     "apps.tenancy",
     "apps.threads",
@@ -52,6 +54,8 @@ INSTALLED_APPS = [
     "apps.providers",
     "apps.knowledge",
     "apps.episodic",
+    "apps.notes",
+    "apps.actions",
     "apps.observations",
     "apps.profiles",
     "apps.context",
@@ -60,15 +64,21 @@ INSTALLED_APPS = [
     "apps.evaluation",
     "apps.console",
     "apps.api",
+    "apps.lifecycle",
 ]
 
 AUTHENTICATION_BACKENDS = [
+    # First, so that a locked-out username and address is refused before any password check.
+    "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
     "apps.console.admin_site.AdminRoleBackend",
 ]
 
 MIDDLEWARE = [
+    # Outermost, so that the request log line and the metrics see every answer, refusals included.
+    "apps.core.observability.RequestObservabilityMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "apps.core.middleware.RequireContentLengthMiddleware",
     "apps.core.middleware.QueryStringCheckMiddleware",
@@ -81,6 +91,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "apps.console.htmx.HtmxConsoleMiddleware",
+    # Last, as django-axes asks: it turns a lockout into its answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "memory_console.urls"
@@ -125,8 +137,11 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = DATA_DIR / "static"
-STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns at every start about a missing one
+# The Docker image collects static files into itself (STATIC_ROOT=/app/static-collected), out of
+# the data volume, so that a new image's files are never hidden by an old volume's.
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(DATA_DIR / "static")))
+# whitenoise warns at every start about a missing one
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -141,15 +156,79 @@ SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
 )
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+# /healthz answers the container's health check, /metrics the scraper, over plain HTTP inside
+# the stack's network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
 
+# Content security policy (django-csp): the console's scripts are htmx and static/js/console.js,
+# both files served from here; no inline script, no inline style, no eval. htmx is told in
+# base.html not to insert its indicator <style>, which this policy would refuse.
+_SELF = "'self'"
+CONTENT_SECURITY_POLICY = {
+    # The API documentation page (Swagger UI) runs an inline script of its own.
+    "EXCLUDE_URL_PREFIXES": ["/api/docs/"],
+    "DIRECTIVES": {
+        "default-src": [_SELF],
+        "script-src": [_SELF],
+        "style-src": [_SELF],
+        "img-src": [_SELF, "data:"],
+        "connect-src": [_SELF],
+        "font-src": [_SELF],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": [_SELF],
+        "frame-ancestors": ["'none'"],
+    },
+}
+
+# Login throttling (django-axes): after LOGIN_FAILURE_LIMIT wrong passwords for one username
+# from one address, that pair is refused for LOGIN_LOCKOUT_MINUTES.
+AXES_ENABLED = env_bool("LOGIN_THROTTLING", True)
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = env_int("LOGIN_LOCKOUT_MINUTES", 15) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# Every failed login is kept (in the admin, with address and user agent), not only the counts.
+AXES_ENABLE_ACCESS_FAILURE_LOG = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_CLIENT_IP_CALLABLE = "apps.core.client_ip.client_ip"
+BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
+
+# /metrics in Prometheus' text format, for a scraper that sends "Authorization: Bearer <token>";
+# unset, the endpoint does not exist (404).
+METRICS_TOKEN = env_str("METRICS_TOKEN")
+# A Celery worker serves its own metrics (jobs, ingestion, LLM calls) on this port; 0: it does not.
+WORKER_METRICS_PORT = env_int("WORKER_METRICS_PORT", 0)
+
+# One JSON object per line: every request's method, route, status, duration and API key prefix.
+LOG_FORMAT = env_str("LOG_FORMAT", "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "json": {"()": "apps.core.logging.JsonFormatter"},
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_FORMAT == "json" else "plain",
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {
+        # The request log replaces Django's own line for each 4xx and 5xx answer.
+        "django.request": {"level": "ERROR"},
+        "django.server": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},
+    },
 }
 
 # --- REST API -------------------------------------------------------------------------------
@@ -161,6 +240,9 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "apps.core.errors.api_exception_handler",
     "UNAUTHENTICATED_USER": None,
+    # Per API key, over all of its requests (apps/core/throttling.py); 429 with Retry-After.
+    "DEFAULT_THROTTLE_CLASSES": ["apps.core.throttling.ApiKeyRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"api_key": env_str("API_RATE_LIMIT", "600/min") or None},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Memory Console API",
@@ -191,8 +273,15 @@ API_KEY_TOUCH_SECONDS = env_int("API_KEY_TOUCH_SECONDS", 60)
 # the project's serving embedder) is kept in each process for HOT_CACHE_SECONDS. The process
 # that changes one of them forgets it at once; other processes within that many seconds.
 HOT_CACHE_SECONDS = env_int("HOT_CACHE_SECONDS", 5)
+# The default cache holds the API rate limit's counts: with CACHE_URL (redis://…) every process
+# shares them; without it each process counts alone.
+CACHE_URL = env_str("CACHE_URL")
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    ),
     "hot": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "hot",
@@ -211,12 +300,24 @@ OPENAI_TIMEOUT = env_float("OPENAI_TIMEOUT", 30.0)
 OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 3)
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 128)
 
+# --- Artifacts of runs ----------------------------------------------------------------------
+# Kept in the database, so keep them small; API_MAX_BODY_BYTES also caps an upload's body.
+ARTIFACT_MAX_BYTES = env_int("ARTIFACT_MAX_BYTES", 5 * 1024 * 1024)
+
 # --- Knowledge bases ------------------------------------------------------------------------
 KNOWLEDGE_MAX_UPLOAD_BYTES = env_int("KNOWLEDGE_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
 KNOWLEDGE_CHUNK_TOKENS = env_int("KNOWLEDGE_CHUNK_TOKENS", 400)
 KNOWLEDGE_CHUNK_OVERLAP_TOKENS = env_int("KNOWLEDGE_CHUNK_OVERLAP_TOKENS", 60)
 KNOWLEDGE_EXTRACT_TIMEOUT = env_int("KNOWLEDGE_EXTRACT_TIMEOUT", 300)  # seconds per PDF
 KNOWLEDGE_EXTRACT_MEMORY_MB = env_int("KNOWLEDGE_EXTRACT_MEMORY_MB", 1024)  # per PDF reader
+# Web pages added by address: the whole fetch (redirects included) must fit in the timeout,
+# and a page over the size cap fails rather than being cut.
+KNOWLEDGE_URL_TIMEOUT = env_float("KNOWLEDGE_URL_TIMEOUT", 20.0)  # seconds
+KNOWLEDGE_URL_MAX_BYTES = env_int("KNOWLEDGE_URL_MAX_BYTES", 10 * 1024 * 1024)
+# Outbound requests to user-given addresses (apps/core/outbound.py) refuse loopback, private
+# and link-local addresses; list networks here (CIDR, comma-separated) to allow them anyway,
+# e.g. an intranet wiki at 10.20.0.0/16.
+OUTBOUND_ALLOWED_NETWORKS = env_list("OUTBOUND_ALLOWED_NETWORKS")
 # Uploads larger than this go to a temporary file instead of memory, so memory stays flat.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 FILE_UPLOAD_HANDLERS = [

@@ -20,3 +20,11 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     _test = DATABASES["default"]["TEST"]  # noqa: F405
     _name = Path(_test["NAME"])
     _test["NAME"] = str(_name.with_name(f"{_name.stem}_{os.getpid()}{_name.suffix}"))
+
+# Requests are not rate-limited, except in the tests of the limit (tests/production), which set
+# their own rate; logins are throttled as in production, each test starting with no failures.
+REST_FRAMEWORK = {
+    **REST_FRAMEWORK,  # noqa: F405
+    "DEFAULT_THROTTLE_RATES": {"api_key": None},
+}
+METRICS_TOKEN = ""

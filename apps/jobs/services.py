@@ -8,6 +8,7 @@ time is not reclaimed forever.
 """
 
 import logging
+import os
 import socket
 from datetime import timedelta
 from functools import partial
@@ -17,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from apps.core.metrics import job_observed
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.registry import failure_handler_for, handler_for
 
@@ -80,6 +82,69 @@ def job_claim(*, job_id, worker: str) -> Job | None:
     return Job.objects.get(pk=job_id) if claimed else None
 
 
+def job_claim_from_dead(*, job_id, worker: str) -> Job | None:
+    """Claim a running job whose worker process is known dead, without waiting for its lease.
+
+    Celery hands a task's message out again at once when the process running it is lost
+    (acks_late and reject_on_worker_lost on run_job), but the job still names that process
+    and job_claim() refuses it until JOB_LEASE_SECONDS end. A holder is known dead when it is
+    a process of this machine that no longer exists, or a Celery node that does not answer a
+    ping; otherwise (a child process lost on another machine) the lease decides, as before.
+    On its last attempt the job fails instead, like one whose lease ran out.
+    """
+    job = Job.objects.filter(pk=job_id, status=JobStatus.RUNNING).first()
+    if job is None or not holder_dead(job.locked_by):
+        return None
+    now = timezone.now()
+    # Conditional on the same holder: of several redeliveries exactly one takes the job over.
+    held = Job.objects.filter(
+        pk=job_id, status=JobStatus.RUNNING, locked_by=job.locked_by, locked_at=job.locked_at
+    )
+    if job.attempts >= job.max_attempts:
+        error = _abandoned_error(job)
+        if held.update(
+            status=JobStatus.FAILED, error=error, finished_at=now, locked_at=None, updated_at=now
+        ):
+            logger.warning("job %s (%s) given up: %s", job.id, job.kind, error)
+            _run_failure_handler(job, error)
+        return None
+    claimed = held.update(
+        locked_at=now, locked_by=worker[:100], attempts=F("attempts") + 1, updated_at=now
+    )
+    if claimed:
+        logger.warning(
+            "job %s (%s) taken over from %s, a dead worker", job_id, job.kind, job.locked_by
+        )
+    return Job.objects.get(pk=job_id) if claimed else None
+
+
+def celery_holder(node: str) -> str:
+    """Name a Celery worker process as a job's holder: its node and its process id."""
+    return f"celery:{node}:{os.getpid()}"
+
+
+def holder_dead(locked_by: str) -> bool:
+    """Whether the holder a job names (celery_holder()) is known to be dead."""
+    prefix, _, rest = locked_by.partition(":")
+    node, _, pid = rest.rpartition(":")
+    if prefix != "celery" or not node or not pid.isdigit():
+        return False
+    if node.rpartition("@")[2] == socket.gethostname():
+        try:
+            os.kill(int(pid), 0)  # signal 0: only asks whether the process exists
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+    from celery import current_app
+
+    try:
+        return not current_app.control.ping(destination=[node], timeout=1.0)
+    except Exception:  # the broker is down: nothing is known
+        return False
+
+
 def job_claim_next(*, worker: str) -> Job | None:
     """Claim the job that has waited longest, if any is due."""
     job_fail_abandoned()
@@ -136,7 +201,8 @@ def job_execute(*, job: Job) -> Job:
     try:
         if handler is None:
             raise PermanentJobError(f"No handler is registered for jobs of kind {job.kind!r}.")
-        handler(job)
+        with job_observed(job.kind):
+            handler(job)
     except PermanentJobError as exc:
         _fail(job, str(exc))
     except Exception as exc:

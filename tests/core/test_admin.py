@@ -6,6 +6,8 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.urls import reverse
 
+from apps.actions.models import ActionWebhook
+from apps.actions.services import action_secret
 from apps.jobs.services import job_run_pending
 from apps.memconfig.services import config_update
 from apps.providers.fake_openai import FakeOpenAIServer
@@ -66,6 +68,16 @@ def every_table(alice, settings):
         )
         alice.append(alice.new_thread()["id"], *long)
         job_run_pending()  # observations, by the rules, after the model's failure
+    # Login throttling's tables: a failed login (a success would clear its attempts), and a
+    # successful one.
+    User.objects.create_user(username="clerk", password="right password")
+    login = reverse("console:login")
+    Client().post(login, {"username": "stranger", "password": "wrong password"})
+    Client().post(login, {"username": "clerk", "password": "right password"})
+    project = alice.agent.project
+    ActionWebhook.objects.create(project=project, name="NOTIFY", url="https://hooks.example.com")
+    action_secret(project_id=project.id)
+    alice.append(thread["id"], {"role": "assistant", "content": "[[NOTIFY: ops]]"})
 
 
 @pytest.mark.parametrize(

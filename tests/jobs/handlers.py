@@ -37,3 +37,14 @@ def flaky(job):
 @job_handler("test.broken")
 def broken(job):
     raise PermanentJobError("the input can never be processed")
+
+
+@job_handler("test.stall_first")
+def stall_first(job):
+    """Hang on the first attempt (its worker process is killed meanwhile); record the next."""
+    if job.attempts == 1:
+        import time
+
+        time.sleep(120)
+    with _lock:
+        RUNS.append(job.key)
