@@ -5,24 +5,23 @@ never waits for the embedder that entry dedupe may call.
 """
 
 import logging
-import re
 
 from apps.core.errors import ApplicationError, NotFound
 from apps.episodic.models import EntryKind, EntrySource
 from apps.episodic.services import entry_create
 from apps.jobs.registry import job_handler
 from apps.jobs.services import job_enqueue
+from apps.threads.action_tokens import action_tokens
 from apps.threads.models import Role
 from apps.threads.selectors import messages_by_id, thread_for_operator
 
 logger = logging.getLogger(__name__)
 JOB_KIND = "episodic.memory_actions"
-MEMORY_ACTION = re.compile(r"\[\[MEMORY:\s*(.+?)\s*\]\]", re.DOTALL)
 
 
 def memory_actions(text: str) -> list[tuple[str, str]]:
     """Return (fact, the action as written) for each [[MEMORY: fact]] in text, in order."""
-    return [(match.group(1), match.group(0)) for match in MEMORY_ACTION.finditer(text)]
+    return [(token.argument, token.written) for token in action_tokens(text, name="MEMORY")]
 
 
 def memory_actions_enqueue(*, thread, messages) -> None:

@@ -3,20 +3,28 @@
 import uuid
 from dataclasses import dataclass
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, QuerySet, Sum
 
 from apps.core.errors import NotFound
-from apps.episodic.models import EntryStatus, MemoryEntry
+from apps.episodic.models import EntryStatus, ExtractionRun, MemoryEntry
+from apps.episodic.supersession import current_at
 from apps.search.models import ItemKind
 from apps.search.scope import Scope
-from apps.search.selectors import query_vector, search, search_for_agent
+from apps.search.selectors import (
+    VECTORS_UNAVAILABLE,
+    nearest,
+    query_embed,
+    search,
+    search_for_agent,
+)
 from apps.tenancy.models import Agent
+from apps.threads.models import Message
 
 
 def entry_list(
     *, agent: Agent, resource_id: str | None = None, status: str | None = None, kind=None
 ):
-    entries = MemoryEntry.objects.filter(agent=agent).select_related("resource")
+    entries = MemoryEntry.objects.filter(agent=agent).select_related("resource", "extraction")
     if resource_id is not None:
         entries = entries.filter(resource__external_id=resource_id)
     if status is not None:
@@ -34,10 +42,12 @@ class RecalledEntry:
 
 
 def entry_recall(
-    *, agent: Agent, resource, query: str, top_k: int
+    *, agent: Agent, resource, query: str, top_k: int, as_of=None
 ) -> tuple[list[RecalledEntry], list[dict]]:
     """recall_memory: the agent's approved entries (of one end user, when given) ranked for the
-    query, and the search's warnings."""
+    query, and the search's warnings; with as_of, the entries current at that time instead."""
+    if as_of is not None:
+        return _recall_as_of(agent, resource, query, top_k, as_of)
     found = search_for_agent(
         agent=agent,
         query=query,
@@ -45,7 +55,9 @@ def entry_recall(
         resource_id=resource.id if resource else None,
         top_k=top_k,
     )
-    entries = MemoryEntry.objects.select_related("resource").in_bulk([h.id for h in found.hits])
+    entries = MemoryEntry.objects.select_related("resource", "extraction").in_bulk(
+        [h.id for h in found.hits]
+    )
     recalled = [
         RecalledEntry(entries[hit.id], hit.score, hit.signals)
         for hit in found.hits
@@ -54,8 +66,51 @@ def entry_recall(
     return recalled, found.warnings
 
 
+def _recall_as_of(agent, resource, query, top_k, as_of):
+    """Rank every entry of the scope, then keep those current at as_of, best first.
+
+    The index shows only what is current now, so this ranks hidden items too and filters after:
+    the depth doubles until top_k current entries are found or the scope is exhausted, so the
+    answer never comes back short because of the filter.
+    """
+    scope = Scope(
+        kind=ItemKind.ENTRY,
+        project_id=agent.project_id,
+        agent_id=agent.id,
+        resource_id=resource.id if resource else None,
+        visible_only=False,
+    )
+    embedding = query_embed(project_id=agent.project_id, query=query)
+    in_scope = MemoryEntry.objects.filter(agent=agent)
+    if resource is not None:
+        in_scope = in_scope.filter(resource=resource)
+    total = in_scope.count()
+    depth = top_k * 4
+    while True:
+        hits = search(scopes=[scope], query=query, top_k=depth, vector=embedding.vector)
+        ids = [hit.item.entry_id for hit in hits]
+        current = current_at(in_scope.filter(pk__in=ids), as_of).select_related(
+            "resource", "extraction"
+        )
+        by_id = current.in_bulk()
+        found = [
+            RecalledEntry(by_id[hit.item.entry_id], hit.score, hit.signals)
+            for hit in hits
+            if hit.item.entry_id in by_id
+        ]
+        if len(found) >= top_k or len(hits) < depth or depth >= total:
+            break
+        depth *= 2
+    warnings = [VECTORS_UNAVAILABLE] if embedding.failed else []
+    return found[:top_k], warnings
+
+
 def entry_get(*, agent: Agent, entry_id: uuid.UUID) -> MemoryEntry:
-    entry = MemoryEntry.objects.select_related("resource").filter(agent=agent, pk=entry_id).first()
+    entry = (
+        MemoryEntry.objects.select_related("resource", "extraction")
+        .filter(agent=agent, pk=entry_id)
+        .first()
+    )
     if entry is None:
         raise NotFound("No such memory entry.")
     return entry
@@ -80,7 +135,7 @@ def entry_browse(
 ) -> QuerySet[MemoryEntry]:
     """Entries of every agent, newest first, for moderators; status None means any status."""
     entries = MemoryEntry.objects.select_related(
-        "agent__project", "resource", "message", "thread"
+        "agent__project", "resource", "message", "thread", "extraction"
     ).order_by("-created_at", "-id")
     if agent_id:
         entries = entries.filter(agent_id=agent_id)
@@ -98,9 +153,29 @@ def entry_for_operator(*, entry_id: uuid.UUID) -> MemoryEntry:
     return entry
 
 
-def entry_similar(*, entry: MemoryEntry, limit: int = 3) -> list[SimilarEntry]:
-    """Return existing entries of the same agent and resource closest to this one, any status."""
+@dataclass(frozen=True)
+class SimilarEntries:
+    entries: list[SimilarEntry]
+    unavailable: str  # why similarity was not computed ("" when it was)
+
+
+def entry_similar(*, entry: MemoryEntry, limit: int = 3) -> SimilarEntries:
+    """Return the entries of the same agent and resource nearest to this one by their vectors.
+
+    Similarity means cosine between embeddings, as the dedupe threshold does: without an
+    embedder serving the project (or when it fails) there is none, and the reason is given
+    instead of a word-overlap list that would read like one.
+    """
     project_id = entry.agent.project_id
+    embedding = query_embed(project_id=project_id, query=entry.content)
+    if embedding.vector is None:
+        reason = (
+            "the embedder failed just now; similar entries return when it answers"
+            if embedding.failed
+            else "no embedder serves this project (set embedder_model), so entries have no "
+            "vectors to compare"
+        )
+        return SimilarEntries([], reason)
     scope = Scope(
         kind=ItemKind.ENTRY,
         project_id=project_id,
@@ -109,8 +184,48 @@ def entry_similar(*, entry: MemoryEntry, limit: int = 3) -> list[SimilarEntry]:
         without_resource=entry.resource_id is None,
         visible_only=False,
     )
-    # An unreachable embedder must not hide the queue: query_vector falls back to words.
-    vector = query_vector(project_id=project_id, query=entry.content)
-    hits = search(scopes=[scope], query=entry.content, top_k=limit + 1, vector=vector)
-    others = [hit for hit in hits if hit.item.entry_id != entry.id]
-    return [SimilarEntry(hit.item.entry, hit.score) for hit in others[:limit]]
+    hits = nearest(scope=scope, vector=embedding.vector, limit=limit + 1)
+    found = []
+    for item_id, score in hits:
+        other = MemoryEntry.objects.filter(search_item__id=item_id).first()
+        if other is not None and other.pk != entry.pk:
+            found.append(SimilarEntry(other, score))
+    return SimilarEntries(found[:limit], "")
+
+
+# Messages shown around an entry's evidence: moderators read them without opening the thread.
+TURN_BEFORE, TURN_AFTER = 3, 1
+
+
+def entry_source_messages(*, entry: MemoryEntry) -> list:
+    """Return the messages around the entry's evidence message, oldest first.
+
+    Inside the turn it was extracted from when there is one (at most TURN_BEFORE before the
+    evidence and TURN_AFTER after it), else the same neighbourhood in its thread.
+    """
+    if entry.message is None:
+        return []
+    messages = Message.objects.filter(thread_id=entry.message.thread_id)
+    if entry.extraction is not None:
+        messages = messages.filter(
+            seq__gte=entry.extraction.first_seq, seq__lte=entry.extraction.last_seq
+        )
+    seq = entry.message.seq
+    before = messages.filter(seq__lt=seq).order_by("-seq")[:TURN_BEFORE]
+    after = messages.filter(seq__gt=seq).order_by("seq")[:TURN_AFTER]
+    return [*reversed(before), entry.message, *after]
+
+
+def entry_pending_count() -> int:
+    return MemoryEntry.objects.filter(status=EntryStatus.PENDING).count()
+
+
+def extraction_counts_by_agent() -> dict:
+    """Return {agent_id: {"turns", "stored", "duplicates", "rejected"}} over all runs."""
+    rows = ExtractionRun.objects.values("agent_id").annotate(
+        turns=Count("id"),
+        stored=Sum("stored"),
+        duplicates=Sum("duplicates"),
+        rejected=Sum("rejected"),
+    )
+    return {row.pop("agent_id"): row for row in rows}

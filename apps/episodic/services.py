@@ -1,4 +1,7 @@
-"""Writes of memory entries: create with evidence checks and dedupe, moderate, delete."""
+"""Writes of memory entries: create with evidence checks and dedupe, moderate, delete.
+
+Edits (the API's PATCH, the console's edit-then-approve) live in apps/episodic/edits.py.
+"""
 
 import hashlib
 import logging
@@ -13,10 +16,11 @@ from django.utils import timezone
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError, Conflict, Unprocessable
 from apps.episodic.models import LIVE_STATUSES, EntrySource, EntryStatus, MemoryEntry
+from apps.episodic.supersession import supersession_apply, validity_close, validity_open
 from apps.memconfig.selectors import config_effective
 from apps.providers.embeddings import embedder_for
 from apps.providers.errors import EmbeddingError
-from apps.search.indexing import index_entry, index_set_content, index_set_visible
+from apps.search.indexing import index_entry, index_set_visible
 from apps.search.scope import Scope
 from apps.search.selectors import nearest, query_vector
 from apps.tenancy.models import Agent, Resource
@@ -66,6 +70,8 @@ def entry_create(
     metadata: dict | None = None,
     actor: str,
     by_operator: bool = False,
+    supersedes: MemoryEntry | None = None,
+    extraction=None,
 ) -> EntryResult:
     """Store an entry unless an equal (hash) or near-equal (similarity) one exists in its scope.
 
@@ -75,6 +81,8 @@ def entry_create(
     4. Store it pending, or approved when config does not require approval, and index it. The
        database holds one live entry per hash and scope, so of concurrent proposals of the same
        content one is stored and the others are answered with it, as a hash duplicate.
+    5. If it is approved and supersedes an older live entry of its scope, that one becomes
+       superseded (a pending entry supersedes when it is approved).
     """
     config = config_effective(agent=agent)
     content = normalise(content)
@@ -96,6 +104,7 @@ def entry_create(
             similar[0], created=False, duplicate_of="similarity", similarity=similar[1]
         )
     approved = by_operator or not config["episodic_approval_required"]
+    now = timezone.now()
     try:
         with transaction.atomic():
             entry = MemoryEntry.objects.create(
@@ -110,11 +119,15 @@ def entry_create(
                 message=message,
                 status=EntryStatus.APPROVED if approved else EntryStatus.PENDING,
                 status_changed_by=actor if approved else "",
-                status_changed_at=timezone.now() if approved else None,
+                status_changed_at=now if approved else None,
+                valid_from=now if approved else None,
                 metadata=metadata or {},
+                supersedes=supersedes,
+                extraction=extraction,
             )
             index_entry(entry=entry, visible=approved)
             _audit(entry, actor, "entry.create", before=None, after=_snapshot(entry))
+            supersession_apply(entry=entry, actor=actor)
     except IntegrityError:
         # A concurrent proposal stored the same content first (PostgreSQL made this insert wait
         # for its commit; SQLite ran the two one after the other): answer with that entry.
@@ -176,7 +189,7 @@ def _by_hash(agent, resource, digest) -> MemoryEntry | None:
     )
 
 
-def _most_similar(agent, resource, content) -> tuple[MemoryEntry, float] | None:
+def _most_similar(agent, resource, content, exclude=None) -> tuple[MemoryEntry, float] | None:
     """Return the entry of the same agent and resource closest to content, with its cosine.
 
     1. Embed content with the project's serving model; without one (none configured, or the
@@ -191,14 +204,14 @@ def _most_similar(agent, resource, content) -> tuple[MemoryEntry, float] | None:
     vector = query_vector(project_id=agent.project_id, query=content)
     if vector is None:
         return None
-    best = _nearest_embedded(agent, resource, vector)
-    fresh = _nearest_fresh(agent, resource, vector)
+    best = _nearest_embedded(agent, resource, vector, exclude)
+    fresh = _nearest_fresh(agent, resource, vector, exclude)
     if fresh is not None and (best is None or fresh[1] > best[1]):
         return fresh
     return best
 
 
-def _nearest_embedded(agent, resource, vector) -> tuple[MemoryEntry, float] | None:
+def _nearest_embedded(agent, resource, vector, exclude=None) -> tuple[MemoryEntry, float] | None:
     scope = Scope(
         kind="entry",
         project_id=agent.project_id,
@@ -208,18 +221,20 @@ def _nearest_embedded(agent, resource, vector) -> tuple[MemoryEntry, float] | No
         visible_only=False,
     )
     # Rejected entries still count: proposing the same thing again should not resurface it.
-    hits = nearest(scope=scope, vector=vector, limit=1)
-    if not hits:
-        return None
-    item_id, similarity = hits[0]
-    return MemoryEntry.objects.get(search_item__id=item_id), similarity
+    hits = nearest(scope=scope, vector=vector, limit=2)
+    for item_id, similarity in hits:
+        entry = MemoryEntry.objects.get(search_item__id=item_id)
+        if entry.pk != exclude:
+            return entry, similarity
+    return None
 
 
-def _nearest_fresh(agent, resource, vector) -> tuple[MemoryEntry, float] | None:
+def _nearest_fresh(agent, resource, vector, exclude=None) -> tuple[MemoryEntry, float] | None:
     """Compare the scope's newest entries without a vector of the serving model yet."""
     fresh = list(
         MemoryEntry.objects.filter(agent=agent, resource=resource)
         .exclude(search_item__embeddings__model=vector.model)
+        .exclude(pk=exclude)
         .order_by("-created_at")[:FRESH_ENTRIES_COMPARED]
     )
     if not fresh:
@@ -236,31 +251,25 @@ def _nearest_fresh(agent, resource, vector) -> tuple[MemoryEntry, float] | None:
 
 
 def entry_set_status(*, entry: MemoryEntry, status: str, actor: str) -> MemoryEntry:
+    """Approve or reject an entry; approving one that supersedes another retires the other."""
     before = _snapshot(entry)
+    if status == EntryStatus.APPROVED and entry.status != EntryStatus.APPROVED:
+        validity_open(entry)
+    elif status != EntryStatus.APPROVED:
+        validity_close(entry)
     entry.status = status
     entry.status_changed_by = actor
     entry.status_changed_at = timezone.now()
-    # Approving a rejected or superseded entry makes it live again: 409 if its twin is live.
-    _save_unless_twin(
-        entry, update_fields=["status", "status_changed_by", "status_changed_at", "updated_at"]
-    )
-    index_set_visible(items=Q(entry=entry), visible=status == EntryStatus.APPROVED)
-    action = {EntryStatus.APPROVED: "entry.approve", EntryStatus.REJECTED: "entry.reject"}
-    _audit(entry, actor, action.get(status, "entry.status"), before=before, after=_snapshot(entry))
-    return entry
-
-
-def entry_edit(*, entry: MemoryEntry, content: str, actor: str) -> MemoryEntry:
-    """Change an entry's text (a moderator's edit); its hash and search text follow."""
-    content = normalise(content)
-    if not content:
-        raise ApplicationError("content: must not be blank.")
-    before = _snapshot(entry)
-    entry.content = content
-    entry.content_hash = content_hash(content)
-    _save_unless_twin(entry, update_fields=["content", "content_hash", "updated_at"])
-    index_set_content(item=entry.search_item, content=entry.content)
-    _audit(entry, actor, "entry.edit", before=before, after=_snapshot(entry))
+    fields = ["status", "status_changed_by", "status_changed_at", "valid_from", "valid_to"]
+    with transaction.atomic():
+        # Approving a rejected or superseded entry makes it live again: 409 if its twin is live.
+        _save_unless_twin(entry, update_fields=[*fields, "updated_at"])
+        index_set_visible(items=Q(entry=entry), visible=status == EntryStatus.APPROVED)
+        action = {EntryStatus.APPROVED: "entry.approve", EntryStatus.REJECTED: "entry.reject"}
+        _audit(
+            entry, actor, action.get(status, "entry.status"), before=before, after=_snapshot(entry)
+        )
+        supersession_apply(entry=entry, actor=actor)
     return entry
 
 
@@ -297,33 +306,6 @@ def entry_delete(*, entry: MemoryEntry, actor: str) -> None:
 
 # Moderation from the console. Each step goes through the functions above, so it is audited.
 BULK_ACTIONS = ("approve", "reject", "delete")
-
-
-def entry_edit_approve(*, entry: MemoryEntry, content: str, actor: str) -> MemoryEntry:
-    """Save a moderator's rewording of an entry and approve it, as one change."""
-    content = normalise(content)
-    if not content:
-        raise ApplicationError("content: must not be blank; write the entry's text or reject it.")
-    limit = config_effective(agent=entry.agent)["episodic_max_entry_length"]
-    if len(content) > limit:
-        raise ApplicationError(
-            f"content: {len(content)} characters; the limit (episodic_max_entry_length) is {limit}."
-        )
-    with transaction.atomic():
-        if content != entry.content:
-            digest = content_hash(content)
-            twin = (
-                _by_hash(entry.agent, entry.resource, digest)
-                if digest != entry.content_hash
-                else None
-            )
-            if twin is not None:
-                raise Conflict(
-                    f"content: entry {twin.id} ({twin.status}) of this agent and resource already "
-                    "says this; reject or delete this one instead."
-                )
-            entry_edit(entry=entry, content=content, actor=actor)
-        return entry_set_status(entry=entry, status=EntryStatus.APPROVED, actor=actor)
 
 
 def entry_bulk_moderate(*, entries, action: str, actor: str) -> int:

@@ -48,24 +48,25 @@ def summaries_by_id(*, thread, ids) -> dict[str, ThreadSummary]:
     return {str(s.id): s for s in ThreadSummary.objects.filter(thread=thread, id__in=list(ids))}
 
 
-def observations_active_within(*, thread, max_tokens: int) -> tuple[list[Observation], int]:
+def observations_active_within(*, thread, max_tokens: int) -> tuple[list, int]:
     """Return the newest active observations that a budget of max_tokens can hold (and one more
     to fill it), ordered by first_seq, and how many older ones were left unread.
 
     A context keeps its newest observations when the budget is short; reading the older ones'
-    text only to drop it cost a long thread more than the rest of its context.
+    text only to drop it cost a long thread more than the rest of its context. The rows come as
+    named tuples of what a context shows: building model instances of hundreds of rows (and
+    their thread's id, known already) took a third of a context request.
     """
-    newest = Observation.objects.filter(thread=thread, superseded_by__isnull=True).order_by(
-        "-first_seq"
-    )
-    sizes = list(newest.values_list("id", "tokens"))
+    active = Observation.objects.filter(thread=thread, superseded_by__isnull=True)
+    sizes = list(active.order_by("-first_seq").values_list("first_seq", "tokens"))
     taken, total = 0, 0
     for _, tokens in sizes:
         if total >= max_tokens:
             break
         taken, total = taken + 1, total + tokens
-    ids = [observation_id for observation_id, _ in sizes[:taken]]
-    # Only what a context shows: building the rest of hundreds of rows cost more than reading.
-    shown = ("id", "thread_id", "first_seq", "last_seq", "content", "tokens")
-    rows = list(Observation.objects.filter(id__in=ids).only(*shown).order_by("first_seq"))
-    return rows, len(sizes) - taken
+    if not taken:
+        return [], len(sizes)
+    oldest_taken = sizes[taken - 1][0]
+    rows = active.filter(first_seq__gte=oldest_taken).order_by("first_seq")
+    shown = ("id", "first_seq", "last_seq", "content", "tokens")
+    return list(rows.values_list(*shown, named=True)), len(sizes) - taken

@@ -9,10 +9,13 @@ when the answer is not the structured output asked for); callers may fall back t
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Protocol
 
 import openai
 
+from apps.core.metrics import llm_call_record
 from apps.providers.api_errors import describe_api_error
 from apps.providers.endpoint import endpoint_configured, endpoint_options
 
@@ -105,21 +108,33 @@ class OpenAIChatModel:
     def complete(self, messages: list[dict], *, max_tokens: int | None = None) -> str:
         """Return the model's answer to the messages."""
         extra = {} if max_tokens is None else {"max_tokens": max_tokens}
-        try:
-            return self._create(messages, **extra)
-        except openai.APIError as error:
-            raise self._error(error) from error
+        with self._counted():
+            try:
+                return self._create(messages, **extra)
+            except openai.APIError as error:
+                raise self._error(error) from error
 
     def complete_json(self, messages: list[dict], *, required_keys: tuple[str, ...] = ()) -> dict:
         """Return the model's answer as a JSON object holding every required key.
 
         The messages should ask for JSON: OpenAI refuses JSON mode otherwise.
         """
+        with self._counted():
+            try:
+                text = self._create_in_json_mode(messages)
+            except openai.APIError as error:
+                raise self._error(error) from error
+            return json_object_parse(text, model=self.model, required_keys=required_keys)
+
+    @contextmanager
+    def _counted(self) -> Iterator[None]:
+        """Count the call for /metrics, as failed when it raises."""
         try:
-            text = self._create_in_json_mode(messages)
-        except openai.APIError as error:
-            raise self._error(error) from error
-        return json_object_parse(text, model=self.model, required_keys=required_keys)
+            yield
+        except Exception:
+            llm_call_record(model=self.model, failed=True)
+            raise
+        llm_call_record(model=self.model, failed=False)
 
     def _create_in_json_mode(self, messages: list[dict]) -> str:
         if not self._json_mode:

@@ -272,15 +272,22 @@ def test_an_evidence_error_names_the_source_by_its_value(alice):
 
 def test_making_an_entry_live_again_beside_its_live_twin_is_a_conflict(alice):
     from apps.core.errors import Conflict
+    from apps.episodic.edits import entry_edit
     from apps.episodic.models import MemoryEntry
-    from apps.episodic.services import entry_edit, entry_set_status
+    from apps.episodic.services import content_hash, entry_set_status
 
     kept = alice.post("/api/v1/episodic", {"content": "The VPN drops at 5pm"}).json()
     other = MemoryEntry.objects.get(
         pk=alice.post("/api/v1/episodic", {"content": "The VPN drops at 6pm"}).json()["id"]
     )
     entry_set_status(entry=other, status="rejected", actor="operator:ops")
-    entry_edit(entry=other, content="The VPN drops at 5pm", actor="operator:ops")
+    with pytest.raises(Conflict, match=f"entry {kept['id']} \\(pending\\)"):
+        entry_edit(entry=other, content="The VPN drops at 5pm", actor="operator:ops")
+    # A twin left by data written before edits were checked:
+    MemoryEntry.objects.filter(pk=other.pk).update(
+        content="The VPN drops at 5pm", content_hash=content_hash("The VPN drops at 5pm")
+    )
+    other.refresh_from_db()
 
     with pytest.raises(Conflict, match=f"entry {kept['id']} \\(pending\\)"):
         entry_set_status(entry=other, status="approved", actor="operator:ops")

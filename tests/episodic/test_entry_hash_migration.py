@@ -1,23 +1,36 @@
 """Migrations 0002-0003: duplicates stored before the constraint are superseded, not refused."""
 
+import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from apps.episodic.models import MemoryEntry
-from apps.search.models import SearchItem
 from tests.conftest import make_actor
 
 BEFORE = [("episodic", "0001_initial")]
 AFTER = [("episodic", "0003_entry_hash_unique_live")]
 
 
-def _migrate(targets) -> None:
-    MigrationExecutor(connection).migrate(targets)
+def _migrate(targets):
+    """Migrate to targets and return the models as they were then (later columns absent)."""
+    return MigrationExecutor(connection).migrate(targets).apps
 
 
-def _entry(agent, content_hash, status="pending"):
+@pytest.fixture
+def back_to_latest(transactional_db):
+    yield
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+def _entry(models, agent, content_hash, status="pending"):
+    MemoryEntry = models.get_model("episodic", "MemoryEntry")
+    SearchItem = models.get_model("search", "SearchItem")
     entry = MemoryEntry.objects.create(
-        agent=agent, content="The VPN drops", content_hash=content_hash, source="api", status=status
+        agent_id=agent.id,
+        content="The VPN drops",
+        content_hash=content_hash,
+        source="api",
+        status=status,
     )
     SearchItem.objects.create(
         kind="entry",
@@ -31,23 +44,25 @@ def _entry(agent, content_hash, status="pending"):
     return entry
 
 
-def test_it_keeps_the_oldest_live_duplicate_and_supersedes_the_others(transactional_db):
+def test_it_keeps_the_oldest_live_duplicate_and_supersedes_the_others(back_to_latest):
     alice = make_actor("acme", "alice")
-    _migrate(BEFORE)  # the old constraint let entries without a resource repeat
-    rejected = _entry(alice.agent, "h1", status="rejected")
-    oldest = _entry(alice.agent, "h1", status="approved")
-    repeats = [_entry(alice.agent, "h1", status="approved"), _entry(alice.agent, "h1")]
-    other = _entry(alice.agent, "h2")
+    old = _migrate(BEFORE)  # the old constraint let entries without a resource repeat
+    rejected = _entry(old, alice.agent, "h1", status="rejected")
+    oldest = _entry(old, alice.agent, "h1", status="approved")
+    repeats = [_entry(old, alice.agent, "h1", status="approved"), _entry(old, alice.agent, "h1")]
+    other = _entry(old, alice.agent, "h2")
 
-    _migrate(AFTER)
+    models = _migrate(AFTER)
+    MemoryEntry = models.get_model("episodic", "MemoryEntry")
+    SearchItem = models.get_model("search", "SearchItem")
 
     statuses = dict(MemoryEntry.objects.values_list("id", "status"))
     assert statuses[oldest.id] == "approved"
     assert statuses[rejected.id] == "rejected"
     assert statuses[other.id] == "pending"
     for repeat in repeats:
-        repeat.refresh_from_db()
+        repeat = MemoryEntry.objects.get(pk=repeat.pk)
         assert repeat.status == "superseded"
         assert repeat.metadata["duplicate_of"] == str(oldest.id)
-        assert SearchItem.objects.get(entry=repeat).visible is False
-    assert SearchItem.objects.get(entry=oldest).visible is True
+        assert SearchItem.objects.get(entry_id=repeat.pk).visible is False
+    assert SearchItem.objects.get(entry_id=oldest.pk).visible is True

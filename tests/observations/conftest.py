@@ -8,23 +8,7 @@ from apps.jobs.services import job_run_pending
 from apps.memconfig.services import config_update
 from apps.observations import extractive
 from apps.observations.prompts import compaction, observer, reflector
-from apps.providers.fake_openai import FakeOpenAIServer
 from tests.observations.toolloop import tool_loop
-
-
-@pytest.fixture
-def fake_openai():
-    with FakeOpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture
-def llm(fake_openai, settings):
-    """Point the providers at the fake server, without retries: every failure shows at once."""
-    settings.OPENAI_BASE_URL = fake_openai.base_url
-    settings.OPENAI_API_KEY = "sk-test"
-    settings.OPENAI_MAX_RETRIES = 0
-    return fake_openai
 
 
 def configure(actor, **changes) -> None:
