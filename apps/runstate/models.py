@@ -83,3 +83,28 @@ class RunSnapshot(BaseModel):
 
     def __str__(self):
         return f"snapshot v{self.version} of {self.run_id}"
+
+
+class Artifact(BaseModel):
+    """A file a run produced (a spec, a report, generated code), kept with its thread.
+
+    The bytes live in the row, not in file storage: artifacts are small (ARTIFACT_MAX_BYTES),
+    and a row goes with its thread's cascade delete, where a stored file would be left behind.
+    """
+
+    thread = models.ForeignKey("threads.Thread", on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey("threads.Run", on_delete=models.CASCADE, related_name="artifacts")
+    name = models.CharField(max_length=255)
+    kind = models.CharField(max_length=64)
+    content_type = models.CharField(max_length=255)
+    size_bytes = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    content = models.BinaryField()
+    created_by = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["thread", "id"], name="artifact_thread")]
+
+    def __str__(self):
+        return f"artifact {self.name} of {self.run_id}"

@@ -1,9 +1,9 @@
-"""Reads of plans, iteration logs, checkpoints and snapshots, always within one agent's scope."""
+"""Reads of plans, iteration logs, checkpoints, snapshots and artifacts, in one agent's scope."""
 
 import uuid
 
 from apps.core.errors import NotFound
-from apps.runstate.models import Checkpoint, IterationLog, Plan, RunSnapshot
+from apps.runstate.models import Artifact, Checkpoint, IterationLog, Plan, RunSnapshot
 from apps.tenancy.models import Agent
 from apps.threads.models import Run, Thread
 
@@ -53,3 +53,37 @@ def run_state_for_thread(*, thread: Thread) -> dict:
         ),
         "runs": runs,
     }
+
+
+def artifact_list(*, thread: Thread, run_id: uuid.UUID | None = None):
+    """The thread's artifacts, without their bytes."""
+    artifacts = Artifact.objects.filter(thread=thread).defer("content")
+    if run_id is not None:
+        artifacts = artifacts.filter(run_id=run_id)
+    return artifacts
+
+
+def artifact_get(*, agent: Agent, artifact_id: uuid.UUID) -> Artifact:
+    artifact = (
+        Artifact.objects.select_related("run__thread__agent")
+        .filter(thread__agent=agent, pk=artifact_id)
+        .first()
+    )
+    if artifact is None:
+        raise NotFound("No such artifact.")
+    return artifact
+
+
+def artifacts_of_runs(*, run_ids) -> dict:
+    """The artifacts of the given runs (without their bytes), by run id, oldest first."""
+    by_run: dict = {}
+    for artifact in Artifact.objects.filter(run_id__in=list(run_ids)).defer("content"):
+        by_run.setdefault(artifact.run_id, []).append(artifact)
+    return by_run
+
+
+def artifact_for_operator(*, artifact_id: uuid.UUID) -> Artifact:
+    artifact = Artifact.objects.filter(pk=artifact_id).first()
+    if artifact is None:
+        raise NotFound("No such artifact: it may have been deleted.")
+    return artifact

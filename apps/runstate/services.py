@@ -1,11 +1,26 @@
-"""Writes of plans, iteration logs, checkpoints and snapshots."""
+"""Writes of plans, iteration logs, checkpoints, snapshots and artifacts."""
 
+import hashlib
+import mimetypes
+import re
+
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from apps.core.errors import Conflict
-from apps.runstate.models import Checkpoint, CheckpointStatus, IterationLog, Plan, RunSnapshot
+from apps.audit.services import audit_record
+from apps.core.errors import ApplicationError, Conflict, PayloadTooLarge
+from apps.core.text import text_problem
+from apps.runstate.models import (
+    Artifact,
+    Checkpoint,
+    CheckpointStatus,
+    IterationLog,
+    Plan,
+    RunSnapshot,
+)
+from apps.search.indexing import index_artifact
 from apps.threads.models import Run, Thread
 
 
@@ -73,12 +88,37 @@ def checkpoint_create(*, run: Run, state: dict, reason: str = "") -> Checkpoint:
     return Checkpoint.objects.create(run=run, state=state, reason=reason)
 
 
-def checkpoint_resume(*, checkpoint: Checkpoint, resume_input=None) -> Checkpoint:
-    """Mark the checkpoint resumed; of concurrent callers exactly one wins, the rest get 409."""
+def checkpoint_resume(
+    *, checkpoint: Checkpoint, resume_input=None, actor: str = "unknown"
+) -> Checkpoint:
+    """Mark the checkpoint resumed; of concurrent callers exactly one wins, the rest get 409.
+
+    The winner is audited (who resumed it, with what input); the console shows it by the
+    checkpoint.
+    """
     now = timezone.now()
-    claimed = Checkpoint.objects.filter(pk=checkpoint.pk, status=CheckpointStatus.SUSPENDED).update(
-        status=CheckpointStatus.RESUMED, resume_input=resume_input, resumed_at=now, updated_at=now
-    )
+    with transaction.atomic():
+        claimed = Checkpoint.objects.filter(
+            pk=checkpoint.pk, status=CheckpointStatus.SUSPENDED
+        ).update(
+            status=CheckpointStatus.RESUMED,
+            resume_input=resume_input,
+            resumed_at=now,
+            updated_at=now,
+        )
+        if claimed:
+            audit_record(
+                actor=actor,
+                action="checkpoint.resume",
+                object_type="checkpoint",
+                object_id=checkpoint.pk,
+                project_id=Checkpoint.objects.filter(pk=checkpoint.pk)
+                .values_list("run__thread__agent__project_id", flat=True)
+                .first(),
+                summary=checkpoint.reason or "checkpoint resumed",
+                before={"status": CheckpointStatus.SUSPENDED},
+                after={"status": CheckpointStatus.RESUMED, "resume_input": resume_input},
+            )
     checkpoint.refresh_from_db()
     if not claimed:
         raise Conflict(
@@ -105,3 +145,119 @@ def snapshot_put(*, run: Run, tree: dict) -> RunSnapshot:
         except IntegrityError:
             continue  # created concurrently; update it on the next pass
     raise Conflict("The snapshot was changed concurrently; retry.")
+
+
+# --- Artifacts -------------------------------------------------------------------------------
+
+_KIND = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+# type/subtype and optional parameters, as a Content-Type header carries it.
+_CONTENT_TYPE = re.compile(r"^[\w.+-]+/[\w.+-]+(\s*;\s*[\w.+-]+=(\"[^\"\r\n]*\"|[\w.+-]+))*$")
+
+
+def artifact_create(
+    *,
+    run: Run,
+    name: str,
+    content: bytes,
+    kind: str = "file",
+    content_type: str = "",
+    actor: str,
+    field: str = "content",
+) -> Artifact:
+    """Keep a file the run produced, with its SHA-256, under the run's thread.
+
+    field names the input the bytes came from (file or content), for the 413 and 400 answers.
+    An empty content_type is guessed from the name (text is marked UTF-8).
+    """
+    if len(content) > settings.ARTIFACT_MAX_BYTES:
+        raise PayloadTooLarge(
+            f"{field}: {len(content)} bytes; the limit is {settings.ARTIFACT_MAX_BYTES} bytes "
+            "(ARTIFACT_MAX_BYTES). Split it.",
+            details={"limit_bytes": settings.ARTIFACT_MAX_BYTES},
+        )
+    problem = text_problem(name)
+    if not name or "/" in name or "\\" in name or name in {".", ".."} or problem:
+        raise ApplicationError(
+            f"name: {problem or 'must be a plain file name without folders'}, e.g. spec.md."
+        )
+    if len(name) > 255:
+        raise ApplicationError(f"name: {len(name)} characters; at most 255.")
+    if not _KIND.match(kind):
+        raise ApplicationError(
+            "kind: lowercase letters, digits, '_', '.' or '-', at most 64, e.g. 'spec'."
+        )
+    if not content_type:
+        content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+    if len(content_type) > 255 or not _CONTENT_TYPE.match(content_type):
+        raise ApplicationError("content_type: must look like 'text/markdown' or 'image/png'.")
+    if content_type.startswith("text/") and "charset" not in content_type:
+        content_type += "; charset=utf-8"
+    with transaction.atomic():
+        artifact = Artifact.objects.create(
+            thread_id=run.thread_id,
+            run=run,
+            name=name,
+            kind=kind,
+            content_type=content_type,
+            size_bytes=len(content),
+            sha256=hashlib.sha256(content).hexdigest(),
+            content=content,
+            created_by=actor,
+        )
+        artifact_index(artifact=artifact, thread=run.thread)
+        _artifact_audit(artifact, actor, "artifact.create", before=None, after=_about(artifact))
+    return artifact
+
+
+def artifact_index(*, artifact: Artifact, thread: Thread) -> bool:
+    """Index a text artifact for search under its thread; binary ones are not searched."""
+    text = artifact_text(artifact)
+    if text:
+        index_artifact(
+            artifact=artifact,
+            project_id=thread.agent.project_id,
+            agent_id=thread.agent_id,
+            resource_id=thread.resource_id,
+            text=text,
+        )
+    return bool(text)
+
+
+# Content types searched as text besides text/*: what agents write as specs and results.
+_TEXT_TYPES = {"application/json", "application/xml", "application/yaml", "application/x-yaml"}
+
+
+def artifact_text(artifact: Artifact) -> str:
+    """Return a text artifact's content as text ("" for binary ones, which are not searched)."""
+    media = artifact.content_type.split(";", 1)[0].strip().lower()
+    if not (media.startswith("text/") or media in _TEXT_TYPES):
+        return ""
+    try:
+        text = bytes(artifact.content).decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+    return "" if "\x00" in text else text  # a database text column cannot hold NUL
+
+
+def artifact_delete(*, artifact: Artifact, actor: str) -> None:
+    with transaction.atomic():
+        _artifact_audit(artifact, actor, "artifact.delete", before=_about(artifact), after=None)
+        artifact.delete()
+
+
+def _about(artifact: Artifact) -> dict:
+    fields = ("name", "kind", "content_type", "size_bytes", "sha256")
+    return {"run_id": str(artifact.run_id), **{name: getattr(artifact, name) for name in fields}}
+
+
+def _artifact_audit(artifact: Artifact, actor: str, action: str, *, before, after) -> None:
+    audit_record(
+        actor=actor,
+        action=action,
+        object_type="artifact",
+        object_id=artifact.id,
+        project_id=artifact.run.thread.agent.project_id,
+        summary=artifact.name,
+        before=before,
+        after=after,
+    )

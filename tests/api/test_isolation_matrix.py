@@ -34,6 +34,7 @@ OUR_APPS = (
     "observations",
     "context",
     "knowledge",
+    "notes",
     "search",
     "jobs",
 )
@@ -56,6 +57,9 @@ def _victim_objects(victim) -> dict[str, str]:
     victim.post(f"/api/v1/threads/{thread['id']}/iterations", {"task": "t", "outcome": "failed"})
     checkpoint = victim.post(f"/api/v1/runs/{run['id']}/checkpoints", {"state": {"s": 1}}).json()
     victim.put(f"/api/v1/runs/{run['id']}/snapshot", {"tree": {"root": 1}})
+    artifact = victim.post(
+        f"/api/v1/runs/{run['id']}/artifacts", {"name": "secret.md", "content": "secret"}
+    ).json()
     entry = victim.post(
         "/api/v1/episodic", {"content": "victim's note", "resource_id": "victim-user"}
     )
@@ -63,6 +67,8 @@ def _victim_objects(victim) -> dict[str, str]:
     document = victim.post(
         "/api/v1/knowledge-bases/victim-kb/documents", {"title": "t", "text": "victim's manual"}
     )
+    # A personal note: another agent of the project must not see it either.
+    note = victim.post("/api/v1/notes", {"path": "victim/secret.md", "content": "secret"})
     given = victim.post(f"/api/v1/threads/{thread['id']}/context", {}).json()
     return {
         "context_id": given["context_id"],
@@ -71,9 +77,11 @@ def _victim_objects(victim) -> dict[str, str]:
         "kb_slug": "victim-kb",
         "document_id": document.json()["id"],
         "entry_id": entry.json()["id"],
+        "note_id": note.json()["id"],
         "thread_id": thread["id"],
         "run_id": run["id"],
         "checkpoint_id": checkpoint["id"],
+        "artifact_id": artifact["id"],
         "resource_id": "victim-user",
     }
 

@@ -4,28 +4,15 @@ On PostgreSQL the requests overlap, each server thread on its own connection; on
 writers are serialised by the database lock, and the answers must be the same.
 """
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
-import requests
-
 from apps.runstate.models import IterationLog, Plan, RunSnapshot
 from tests.conftest import make_actor
+from tests.processes import send_at_once
 
 CLIENTS = 8
 
 
 def _race(live_server, key: str, method: str, path: str, bodies: list[dict]) -> list:
-    start = threading.Barrier(len(bodies))
-
-    def send(body):
-        session = requests.Session()
-        session.headers["Authorization"] = f"Bearer {key}"
-        start.wait()
-        return session.request(method, f"{live_server.url}{path}", json=body, timeout=60)
-
-    with ThreadPoolExecutor(len(bodies)) as pool:
-        return list(pool.map(send, bodies))
+    return send_at_once(live_server.url, key, [(method, path, body) for body in bodies])
 
 
 def test_concurrent_attempts_at_one_task_are_numbered_without_gaps(live_server, transactional_db):

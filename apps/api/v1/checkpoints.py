@@ -9,6 +9,7 @@ from apps.api.v1.common import (
     JsonObjectField,
     StorableJsonField,
     StrictSerializer,
+    actor_name,
     paginate,
     paginated,
     principal,
@@ -86,7 +87,9 @@ class CheckpointResumeApi(APIView):
         data = self.CheckpointResumeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         checkpoint = runstate_services.checkpoint_resume(
-            checkpoint=checkpoint, resume_input=data.validated_data["input"]
+            checkpoint=checkpoint,
+            resume_input=data.validated_data["input"],
+            actor=actor_name(request),
         )
         return Response(CheckpointSerializer(checkpoint).data)
 

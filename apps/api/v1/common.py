@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import exceptions, serializers
 from rest_framework.pagination import CursorPagination
 
@@ -21,6 +22,24 @@ class StrictSerializer(serializers.Serializer):
                     {name: [f"Unknown field. Allowed fields: {allowed}."] for name in unknown}
                 )
         return super().to_internal_value(data)
+
+
+class StrictSerializerSchema(OpenApiSerializerExtension):
+    """Say in the schema what StrictSerializer enforces: a request body has no other field.
+
+    Without `additionalProperties: false` the schema allowed any extra field that the API then
+    refused with a 400; clients generating bodies from the schema (schemathesis among them)
+    sent mostly bodies that could never pass.
+    """
+
+    target_class = StrictSerializer
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_basic_serializer(self.target, direction)
+        if direction == "request":
+            schema["additionalProperties"] = False
+        return schema
 
 
 # PostgreSQL's integer column; a larger value would fail in the database as a 500.

@@ -6,8 +6,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.api.v1.common import principal
+from apps.episodic.extraction import extraction_state
 from apps.memconfig.schema import SETTINGS
 from apps.memconfig.selectors import config_effective
+
+
+class ExtractionStateSerializer(serializers.Serializer):
+    enabled = serializers.BooleanField()
+    model = serializers.CharField()
+    reason = serializers.CharField(help_text="Why extraction is off; empty when it is on.")
 
 
 class EffectiveConfigSerializer(serializers.Serializer):
@@ -17,6 +24,9 @@ class EffectiveConfigSerializer(serializers.Serializer):
     sources = serializers.DictField(
         child=serializers.ChoiceField(choices=["default", "project", "agent"]),
         help_text="For each setting, the level its value comes from.",
+    )
+    extraction = ExtractionStateSerializer(
+        help_text="Whether episodic extraction runs after each turn, with which model, or why not."
     )
     not_used_yet = serializers.ListField(
         child=serializers.CharField(),
@@ -34,6 +44,7 @@ class ConfigApi(APIView):
             "agent": agent.slug,
             "values": effective.values,
             "sources": effective.sources,
+            "extraction": extraction_state(config=effective),
             "not_used_yet": [setting.key for setting in SETTINGS if not setting.in_use],
         }
         return Response(EffectiveConfigSerializer(body).data)

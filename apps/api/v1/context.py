@@ -31,7 +31,16 @@ class ContextInSerializer(StrictSerializer):
 
 class ItemSerializer(serializers.Serializer):
     type = serializers.ChoiceField(
-        choices=["message", "observation", "summary", "entry", "chunk", "profile", "session_memory"]
+        choices=[
+            "message",
+            "observation",
+            "summary",
+            "entry",
+            "chunk",
+            "note",
+            "profile",
+            "session_memory",
+        ]
     )
     id = serializers.CharField()
     seq = serializers.IntegerField(allow_null=True)

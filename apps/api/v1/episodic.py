@@ -1,4 +1,4 @@
-"""Memory entries: list, propose (with evidence), read, delete, and recall_memory."""
+"""Memory entries: list, propose (with evidence), read, update, delete, and recall_memory."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.api.v1.common import (
+    JsonObjectField,
     MetadataField,
     StrictSerializer,
     actor_name,
@@ -15,8 +16,9 @@ from apps.api.v1.common import (
 )
 from apps.api.v1.search import warnings_field, with_warnings
 from apps.core.errors import NotFound, Unprocessable
-from apps.episodic import selectors, services
-from apps.episodic.models import EntryKind, EntrySource, EntryStatus
+from apps.episodic import edits, selectors, services
+from apps.episodic.models import LIVE_STATUSES, EntryKind, EntrySource, EntryStatus
+from apps.memconfig.selectors import config_effective
 from apps.tenancy.selectors import resource_find
 from apps.tenancy.services import resource_get_or_create
 from apps.threads.selectors import message_get, thread_get
@@ -28,6 +30,15 @@ AGENT_SOURCES = [
     EntrySource.VERIFIED_ASSISTANT_FINDING.value,
     EntrySource.API.value,
 ]
+
+
+class ExtractionSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    thread_id = serializers.UUIDField()
+    first_seq = serializers.IntegerField()
+    last_seq = serializers.IntegerField()
+    model = serializers.CharField()
+    prompt_version = serializers.CharField()
 
 
 class EntrySerializer(serializers.Serializer):
@@ -45,6 +56,26 @@ class EntrySerializer(serializers.Serializer):
     metadata = serializers.DictField()
     recall_count = serializers.IntegerField()
     last_recalled_at = serializers.DateTimeField(allow_null=True)
+    version = serializers.IntegerField(help_text="Each edit of the text adds one (PATCH).")
+    supersedes = serializers.UUIDField(
+        source="supersedes_id",
+        allow_null=True,
+        help_text="The older entry this one replaces once approved.",
+    )
+    superseded_by = serializers.UUIDField(
+        source="superseded_by_id",
+        allow_null=True,
+        help_text="The entry that replaced this one (status superseded).",
+    )
+    valid_from = serializers.DateTimeField(
+        allow_null=True, help_text="When it was approved: from then on it is recalled."
+    )
+    valid_to = serializers.DateTimeField(
+        allow_null=True, help_text="When it was superseded or rejected after approval."
+    )
+    extraction = ExtractionSerializer(
+        allow_null=True, help_text="The extraction that proposed it (null for other sources)."
+    )
     created_at = serializers.DateTimeField()
 
 
@@ -70,6 +101,11 @@ class EntryListApi(APIView):
         thread_id = serializers.UUIDField(required=False)
         message_id = serializers.UUIDField(required=False)
         metadata = MetadataField()
+        supersedes = serializers.UUIDField(
+            required=False,
+            help_text="An entry of the same resource that this one updates; once this one is "
+            "approved, that one becomes superseded (kept, no longer recalled).",
+        )
 
     @extend_schema(
         operation_id="episodic_list",
@@ -120,6 +156,8 @@ class EntryListApi(APIView):
             if resource_id
             else None
         )
+        if "supersedes" in params:
+            params["supersedes"] = _superseded(agent, resource, params["supersedes"])
         result = services.entry_create(
             agent=agent,
             resource=resource,
@@ -146,10 +184,59 @@ def _message(agent, thread, message_id):
     return message
 
 
+def _superseded(agent, resource, entry_id):
+    try:
+        older = selectors.entry_get(agent=agent, entry_id=entry_id)
+    except NotFound:
+        raise Unprocessable(f"supersedes: {entry_id} is not an entry of this agent.") from None
+    if older.resource_id != (resource.id if resource else None):
+        raise Unprocessable(
+            f"supersedes: entry {entry_id} belongs to another resource; an entry can only "
+            "supersede one of its own resource."
+        )
+    if older.status not in LIVE_STATUSES:
+        raise Unprocessable(
+            f"supersedes: entry {entry_id} is {older.status}; only a pending or approved entry "
+            "can be superseded."
+        )
+    return older
+
+
 class EntryDetailApi(APIView):
+    class EntryUpdateSerializer(StrictSerializer):
+        content = serializers.CharField(required=False, allow_blank=True)
+        metadata = JsonObjectField(required=False)
+        version = serializers.IntegerField(
+            required=False,
+            min_value=1,
+            help_text="The version you read; a stale one answers 409 instead of overwriting.",
+        )
+
     @extend_schema(operation_id="episodic_read", responses=EntrySerializer)
     def get(self, request, entry_id):
         entry = selectors.entry_get(agent=principal(request).agent, entry_id=entry_id)
+        return Response(EntrySerializer(entry).data)
+
+    @extend_schema(
+        operation_id="episodic_update",
+        request=EntryUpdateSerializer,
+        responses=EntrySerializer,
+        description="Change an entry's content and/or metadata (metadata is replaced whole). "
+        "The new text is checked as a proposal is (length, evidence, duplicates: 409), "
+        "re-embedded, and the version goes up; the previous text stays in the audit log. "
+        "When approval is required, an approved entry whose text changes is pending again.",
+    )
+    def patch(self, request, entry_id):
+        data = self.EntryUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        agent = principal(request).agent
+        entry = selectors.entry_get(agent=agent, entry_id=entry_id)
+        entry = edits.entry_update(
+            entry=entry,
+            actor=actor_name(request),
+            requires_approval=config_effective(agent=agent)["episodic_approval_required"],
+            **data.validated_data,
+        )
         return Response(EntrySerializer(entry).data)
 
     @extend_schema(operation_id="episodic_delete", responses={204: None})
@@ -174,13 +261,19 @@ class EntryRecallApi(APIView):
         query = serializers.CharField(max_length=2000)
         resource_id = serializers.CharField(max_length=200, required=False)
         top_k = serializers.IntegerField(min_value=1, max_value=50, default=5)
+        as_of = serializers.DateTimeField(
+            required=False,
+            help_text="Answer as of this time (ISO 8601): the entries approved and not yet "
+            "superseded or rejected then.",
+        )
 
     @extend_schema(
         operation_id="episodic_recall",
         request=RecallInSerializer,
         responses=RecallOutSerializer,
         description="recall_memory: approved entries of the agent (and resource) ranked by "
-        "full-text, vector and recency signals.",
+        "full-text, vector and recency signals; with as_of, those that were approved and not "
+        "yet superseded at that time.",
     )
     def post(self, request):
         data = self.RecallInSerializer(data=request.data)
@@ -193,7 +286,11 @@ class EntryRecallApi(APIView):
             if resource is None:
                 raise NotFound(f"No resource {params['resource_id']!r} in this project.")
         recalled, warnings = selectors.entry_recall(
-            agent=agent, resource=resource, query=params["query"], top_k=params["top_k"]
+            agent=agent,
+            resource=resource,
+            query=params["query"],
+            top_k=params["top_k"],
+            as_of=params.get("as_of"),
         )
         services.entries_mark_recalled(entry_ids=[found.entry.id for found in recalled])
         results = [

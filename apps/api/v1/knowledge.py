@@ -1,6 +1,6 @@
 """Knowledge bases and their documents: create, upload (file or text), watch, re-index, delete."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -77,7 +77,7 @@ class KnowledgeBaseListApi(APIView):
         data = self.KnowledgeBaseCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         kb = services.knowledge_base_create(
-            project=principal(request).project, **data.validated_data
+            project=principal(request).project, actor=actor_name(request), **data.validated_data
         )
         return Response(KnowledgeBaseSerializer(kb).data, status=status.HTTP_201_CREATED)
 
@@ -88,6 +88,12 @@ class DocumentListApi(APIView):
     class DocumentTextSerializer(StrictSerializer):
         title = serializers.CharField(max_length=300)
         text = serializers.CharField(trim_whitespace=False)
+
+    class DocumentUrlSerializer(StrictSerializer):
+        url = serializers.CharField(
+            max_length=2000, help_text="An http or https address of a public web page."
+        )
+        title = serializers.CharField(max_length=300, required=False, default="")
 
     class DocumentFileSerializer(StrictSerializer):
         file = serializers.FileField(allow_empty_file=True)
@@ -117,11 +123,18 @@ class DocumentListApi(APIView):
         operation_id="documents_upload",
         request={
             "multipart/form-data": DocumentFileSerializer,
-            "application/json": DocumentTextSerializer,
+            "application/json": PolymorphicProxySerializer(
+                component_name="DocumentJsonInput",
+                serializers=[DocumentTextSerializer, DocumentUrlSerializer],
+                resource_type_field_name=None,
+            ),
         },
         responses={202: DocumentUploadedSerializer, 200: DocumentUploadedSerializer},
         description="Upload a file (multipart `file`: PDF, Markdown, HTML or text) or JSON "
-        "`{title, text}`. Ingestion runs in the background: poll the document until it is "
+        "`{title, text}`, or JSON `{url, title?}` for a web page, fetched by the worker (http or "
+        "https; private, loopback and link-local addresses are refused unless the server "
+        "allows them; the page's main text is kept and the URL is its source). "
+        "Ingestion runs in the background: poll the document until it is "
         "`ready` or `failed`. Content already in the knowledge base answers 200 with the "
         "existing document and `duplicate: true`.",
     )
@@ -139,6 +152,10 @@ class DocumentListApi(APIView):
                 title=data.validated_data["title"],
                 actor=actor,
             )
+        elif isinstance(request.data, dict) and "url" in request.data:
+            data = self.DocumentUrlSerializer(data=request.data)
+            data.is_valid(raise_exception=True)
+            result = services.document_from_url(kb=kb, actor=actor, **data.validated_data)
         else:
             data = self.DocumentTextSerializer(data=request.data)
             data.is_valid(raise_exception=True)
@@ -178,7 +195,7 @@ class DocumentReindexApi(APIView):
         document = selectors.document_get(
             project=principal(request).project, document_id=document_id
         )
-        document = services.document_reindex(document=document)
+        document = services.document_reindex(document=document, actor=actor_name(request))
         return Response(DocumentSerializer(document).data, status=status.HTTP_202_ACCEPTED)
 
 

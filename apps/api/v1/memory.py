@@ -6,7 +6,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.api.v1.common import MetadataField, StrictSerializer, principal
-from apps.api.v1.search import warnings_field, with_warnings
+from apps.api.v1.search import (
+    min_similarity_field,
+    similarity_floor,
+    warnings_field,
+    with_warnings,
+)
 from apps.core.errors import NotFound
 from apps.knowledge.selectors import chunk_search, knowledge_base_get
 from apps.knowledge.services import memory_upsert
@@ -75,6 +80,7 @@ class MemorySearchApi(APIView):
         query = serializers.CharField(max_length=2000)
         namespace = serializers.SlugField(max_length=64)
         top_k = serializers.IntegerField(min_value=1, max_value=50, default=5)
+        min_similarity = min_similarity_field()
 
     @extend_schema(
         operation_id="memory_search",
@@ -94,11 +100,13 @@ class MemorySearchApi(APIView):
                 f"No namespace {params['namespace']!r} in this project; "
                 "POST /api/v1/memory/upsert creates it."
             ) from None
+        agent = principal(request).agent
         hits, warnings = chunk_search(
-            agent=principal(request).agent,
+            agent=agent,
             knowledge_base=kb,
             query=params["query"],
             top_k=params["top_k"],
+            floor=similarity_floor(agent=agent, value=params.get("min_similarity")),
         )
         results = [
             {

@@ -1,6 +1,7 @@
-"""POST /search: one query over the agent's messages, its project's knowledge and its entries."""
+"""POST /search: one query over the agent's messages, entries and notes, and its project's
+knowledge and shared notes."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -9,7 +10,12 @@ from apps.api.v1.common import StrictSerializer, principal
 from apps.core.errors import NotFound
 from apps.knowledge.selectors import knowledge_base_get, knowledge_base_list
 from apps.search.models import ItemKind
-from apps.search.selectors import VECTORS_UNAVAILABLE, search_for_agent
+from apps.search.selectors import (
+    MIN_SIMILARITY_IGNORED,
+    VECTORS_UNAVAILABLE,
+    search_for_agent,
+    similarity_floor,
+)
 from apps.tenancy.selectors import resource_find
 from apps.threads.selectors import thread_check
 
@@ -17,7 +23,20 @@ SCOPE_KINDS = {
     "messages": ItemKind.MESSAGE,
     "knowledge": ItemKind.CHUNK,
     "episodic": ItemKind.ENTRY,
+    "notes": ItemKind.NOTE,
+    "artifacts": ItemKind.ARTIFACT,
 }
+
+
+def min_similarity_field():
+    return serializers.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        required=False,
+        help_text="Drop hits that only the vectors found whose cosine similarity to the query is "
+        "below this (word matches stay); default: the search_min_similarity setting. Ignored "
+        "(and `warnings` says so) without vectors.",
+    )
 
 
 class MessageRangeSerializer(StrictSerializer):
@@ -37,6 +56,7 @@ class SearchInSerializer(StrictSerializer):
     knowledge_base = serializers.SlugField(required=False)
     top_k = serializers.IntegerField(min_value=1, max_value=50, default=10)
     message_range = MessageRangeSerializer(required=False)
+    min_similarity = min_similarity_field()
 
 
 class ContextMessageSerializer(serializers.Serializer):
@@ -50,14 +70,16 @@ class ContextMessageSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+# Its own component name: the context API's ContextSerializer is "Context" in the schema.
+@extend_schema_serializer(component_name="SearchContext")
 class ContextSerializer(serializers.Serializer):
     before = ContextMessageSerializer(many=True)
     after = ContextMessageSerializer(many=True)
 
 
 class SearchResultSerializer(serializers.Serializer):
-    type = serializers.ChoiceField(choices=["message", "knowledge", "episodic"])
-    id = serializers.CharField(help_text="The message, chunk or entry id.")
+    type = serializers.ChoiceField(choices=["message", "knowledge", "episodic", "note"])
+    id = serializers.CharField(help_text="The message, chunk, entry or note id.")
     content = serializers.CharField()
     score = serializers.FloatField(help_text="Fused score; higher is better.")
     signals = serializers.DictField(help_text="Per signal: rank and raw score; recency: age.")
@@ -75,7 +97,9 @@ class SearchResultSerializer(serializers.Serializer):
 
 
 class WarningSerializer(serializers.Serializer):
-    code = serializers.ChoiceField(choices=[VECTORS_UNAVAILABLE["code"]])
+    code = serializers.ChoiceField(
+        choices=[VECTORS_UNAVAILABLE["code"], MIN_SIMILARITY_IGNORED["code"]]
+    )
     message = serializers.CharField()
 
 
@@ -139,6 +163,7 @@ class SearchApi(APIView):
             knowledge_base_ids=kb_ids,
             top_k=params["top_k"],
             message_range=(window["before"], window["after"]) if window else None,
+            floor=similarity_floor(agent=agent, value=params.get("min_similarity")),
         )
         body = {"results": SearchResultSerializer(found.hits, many=True).data}
         return Response(with_warnings(body, found.warnings))

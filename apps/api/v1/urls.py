@@ -1,6 +1,9 @@
 from django.urls import path
 
 from apps.api.v1 import (
+    actions,
+    artifacts,
+    briefing,
     checkpoints,
     config,
     context,
@@ -8,12 +11,16 @@ from apps.api.v1 import (
     knowledge,
     memory,
     messages,
+    notes,
     observations,
     plans,
     profiles,
+    resources,
+    run_start,
     runs,
     search,
     threads,
+    tools,
 )
 
 app_name = "v1"
@@ -24,12 +31,15 @@ urlpatterns = [
     path("threads/<uuid:thread_id>/messages", messages.MessageListApi.as_view(), name="messages"),
     path("threads/<uuid:thread_id>/runs", runs.RunStartApi.as_view(), name="runs"),
     path("threads/<uuid:thread_id>/plan", plans.PlanApi.as_view(), name="plan"),
+    path("threads/<uuid:thread_id>/actions", actions.ActionListApi.as_view(), name="actions"),
     path(
         "threads/<uuid:thread_id>/session-memory",
         profiles.SessionMemoryApi.as_view(),
         name="session-memory",
     ),
     path("resources/<path:resource_id>/profile", profiles.ProfileApi.as_view(), name="profile"),
+    # After the profile's route, which this one (a path, as ids may hold "/") would swallow.
+    path("resources/<path:resource_id>", resources.ResourceApi.as_view(), name="resource"),
     path(
         "threads/<uuid:thread_id>/iterations",
         plans.IterationListApi.as_view(),
@@ -41,6 +51,10 @@ urlpatterns = [
         name="observations",
     ),
     path("threads/<uuid:thread_id>/summary", observations.SummaryApi.as_view(), name="summary"),
+    path("runs", run_start.RunOpenApi.as_view(), name="runs-open"),
+    path("threads/<uuid:thread_id>/briefing", briefing.BriefingApi.as_view(), name="briefing"),
+    path("tools", tools.ToolListApi.as_view(), name="tools"),
+    path("tools/call", tools.ToolCallApi.as_view(), name="tools-call"),
     path("runs/<uuid:run_id>", runs.RunDetailApi.as_view(), name="run"),
     path("runs/<uuid:run_id>/finish", runs.RunFinishApi.as_view(), name="run-finish"),
     path(
@@ -48,6 +62,15 @@ urlpatterns = [
         checkpoints.CheckpointListApi.as_view(),
         name="checkpoints",
     ),
+    path(
+        "runs/<uuid:run_id>/artifacts",
+        artifacts.ArtifactUploadApi.as_view(),
+        name="artifacts-upload",
+    ),
+    path(
+        "threads/<uuid:thread_id>/artifacts", artifacts.ArtifactListApi.as_view(), name="artifacts"
+    ),
+    path("artifacts/<uuid:artifact_id>", artifacts.ArtifactDetailApi.as_view(), name="artifact"),
     path("runs/<uuid:run_id>/snapshot", checkpoints.SnapshotApi.as_view(), name="snapshot"),
     path(
         "checkpoints/<uuid:checkpoint_id>",
@@ -89,6 +112,8 @@ urlpatterns = [
         knowledge.DocumentChunksApi.as_view(),
         name="document-chunks",
     ),
+    path("notes", notes.NoteListApi.as_view(), name="notes"),
+    path("notes/<uuid:note_id>", notes.NoteDetailApi.as_view(), name="note"),
     path("memory/upsert", memory.MemoryUpsertApi.as_view(), name="memory-upsert"),
     path("memory/search", memory.MemorySearchApi.as_view(), name="memory-search"),
 ]

@@ -1,0 +1,77 @@
+"""The MCP endpoint at /mcp: the tool registry served by the official MCP SDK, inside Django.
+
+How it is served, and why. The SDK's Streamable HTTP transport is an ASGI app, while this
+project serves Django over WSGI everywhere: gunicorn's threaded workers (`manage.py serve`),
+`runserver`, and the test live server (which builds its own WSGIHandler, so neither an ASGI
+entry nor a WSGI wrapper around memory_console.wsgi would reach it). Routing /mcp to the SDK
+from an ASGI entry would have meant moving production to an ASGI server for one endpoint and
+would still have left runserver and the live server without it. Instead /mcp is a plain Django
+view: the SDK runs in its stateless, JSON-response mode (every POST is a whole exchange and
+gets one JSON answer; no session, no stream held open), so the view hands the request to the
+SDK's session manager as one ASGI call (asgiref's async_to_sync) and returns what it sent.
+All protocol handling stays in the SDK; the view only moves bytes and checks the API key,
+and it works unchanged under gunicorn, runserver, the live server and an ASGI server.
+
+What stateless mode gives up: GET (a standing server-to-client stream) answers 405, and the
+server cannot ask the client anything mid-call. The tools need neither: each answers at once.
+"""
+
+from asgiref.sync import async_to_sync
+from django.http import HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from apps.core.errors import error_body
+from apps.tenancy.selectors import KeyRejected, api_key_authenticate
+
+
+def _scope(request) -> dict:
+    host, _, port = request.get_host().partition(":")
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
+        "raw_path": request.path.encode(),
+        "root_path": "",
+        "query_string": request.META.get("QUERY_STRING", "").encode("latin-1"),
+        "headers": [
+            (name.lower().encode("latin-1"), value.encode("latin-1"))
+            for name, value in request.headers.items()
+        ],
+        "server": (host, int(port or (443 if request.is_secure() else 80))),
+        "client": (request.META.get("REMOTE_ADDR", ""), 0),
+    }
+
+
+def _refuse(message: str) -> JsonResponse:
+    response = JsonResponse(error_body("not_authenticated", message), status=401)
+    response["WWW-Authenticate"] = 'Bearer realm="mcp"'
+    return response
+
+
+@csrf_exempt  # a bearer-key API, like the REST one: no cookies, so no cross-site forgery
+def mcp_view(request):
+    """Serve one Streamable HTTP POST of the MCP protocol for the agent of the bearer key."""
+    scheme, _, key = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        return _refuse("Send the agent's API key as 'Authorization: Bearer <api key>'.")
+    try:
+        api_key = api_key_authenticate(key.strip())
+    except KeyRejected as exc:
+        return _refuse(str(exc))
+    if request.method != "POST":
+        response = JsonResponse(
+            error_body("method_not_allowed", "This endpoint is stateless: POST only."), status=405
+        )
+        response["Allow"] = "POST"
+        return response
+    from apps.agenttools.mcp_server import serve  # the SDK loads on the first MCP request
+
+    status, headers, body = async_to_sync(serve)(_scope(request), request.body, api_key.agent)
+    response = HttpResponse(body, status=status)
+    for name, value in headers:
+        if name.lower() not in (b"content-length", b"connection"):
+            response[name.decode("latin-1")] = value.decode("latin-1")
+    return response

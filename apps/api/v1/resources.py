@@ -1,0 +1,40 @@
+"""Forget one end user of the calling agent: DELETE /api/v1/resources/{resource_id}."""
+
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.api.v1.common import actor_name, principal
+from apps.lifecycle.services import resource_forget
+
+
+class ResourceApi(APIView):
+    @extend_schema(
+        operation_id="resource_forget",
+        responses=inline_serializer(
+            "ResourceForgotten",
+            {
+                "resource_id": serializers.CharField(help_text="The end user's external id."),
+                "deleted": serializers.DictField(
+                    child=serializers.IntegerField(min_value=0),
+                    help_text="Rows deleted, per kind: threads, messages, runs, entries, "
+                    "profiles, session_memories, context_snapshots, observations, summaries, "
+                    "search_items, vectors, … (0 when there was none); resources is 1 when no "
+                    "other agent keeps anything of the end user, so their id is gone too.",
+                ),
+            },
+        ),
+        description="Delete everything this agent keeps of one end user: threads with their "
+        "messages, runs, plans, checkpoints, snapshots, observations and summaries; memory "
+        "entries (also those taken from the end user's threads); the profile; session memory; "
+        "their search index entries and vectors. Other agents' data stays. 404 when this agent "
+        "keeps nothing of an end user by that id (unknown, another agent's, or forgotten).",
+    )
+    def delete(self, request, resource_id):
+        deleted = resource_forget(
+            agent=principal(request).agent,
+            resource_external_id=resource_id,
+            actor=actor_name(request),
+        )
+        return Response({"resource_id": resource_id, "deleted": deleted})

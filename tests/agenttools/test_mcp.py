@@ -1,0 +1,196 @@
+"""MCP over real HTTP: the official SDK's client against the live server's /mcp."""
+
+import asyncio
+import json
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from apps.audit.models import AuditEvent
+from apps.episodic.models import MemoryEntry
+from apps.memconfig.services import config_update
+from apps.tenancy.services import api_key_revoke
+from apps.threads.models import Message
+from tests.conftest import make_actor
+
+
+def mcp_run(url: str, key: str | None, work):
+    """Connect an SDK client to url/mcp with the key, run work(client), return its result."""
+
+    async def main():
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+            transport = streamable_http_client(f"{url}/mcp", http_client=http)
+            async with Client(transport) as client:
+                return await work(client)
+
+    return asyncio.run(main())
+
+
+def result_json(result) -> dict:
+    assert not result.is_error, result.content[0].text
+    return json.loads(result.content[0].text)
+
+
+@pytest.fixture
+def alice(transactional_db):
+    actor = make_actor("acme", "alice")
+    config_update(agent=actor.agent, changes={"episodic_approval_required": False}, changed_by="t")
+    return actor
+
+
+def test_a_client_lists_the_tools_and_calls_them(live_server, alice):
+    async def work(client):
+        listed = await client.list_tools()
+        appended = result_json(
+            await client.call_tool(
+                "append_messages",
+                {
+                    "channel": "cli",
+                    "external_id": "t1",
+                    "messages": [
+                        {"role": "user", "content": "My locker is number 42."},
+                        {"role": "assistant", "content": "Noted."},
+                    ],
+                },
+            )
+        )
+        context = result_json(
+            await client.call_tool(
+                "get_context", {"channel": "cli", "external_id": "t1", "max_tokens": 2000}
+            )
+        )
+        remembered = result_json(
+            await client.call_tool(
+                "remember",
+                {
+                    "content": "The user's locker is number 42.",
+                    "evidence": "My locker is number 42.",
+                    "message_id": appended["messages"][0]["id"],
+                    "source": "user_assertion",
+                },
+            )
+        )
+        recalled = result_json(await client.call_tool("recall_memory", {"query": "locker"}))
+        return listed, appended, context, remembered, recalled
+
+    listed, appended, context, remembered, recalled = mcp_run(live_server.url, alice.key, work)
+
+    names = {tool.name for tool in listed.tools}
+    assert names == {
+        "get_context",
+        "append_messages",
+        "search_memory",
+        "recall_memory",
+        "remember",
+        "plan_get",
+        "plan_update",
+        "note_read",
+        "note_write",
+        "note_search",
+    }
+    assert [m["seq"] for m in appended["messages"]] == [1, 2]
+    assert [m["content"] for m in context["messages"]] == ["My locker is number 42.", "Noted."]
+    assert context["thread_id"] == appended["thread_id"]
+    assert remembered["created"] and remembered["status"] == "approved"
+    assert [hit["id"] for hit in recalled["results"]] == [remembered["id"]]
+    assert Message.objects.filter(thread_id=appended["thread_id"]).count() == 2
+    assert MemoryEntry.objects.get().recall_count == 1
+    audited = AuditEvent.objects.filter(action__startswith="tool.").values_list("action", "actor")
+    assert sorted(audited) == [
+        ("tool.append_messages", "agent:acme/alice"),
+        ("tool.remember", "agent:acme/alice"),
+    ]
+
+
+def test_another_agents_key_cannot_reach_the_thread(live_server, alice):
+    bob = make_actor("acme", "bob")
+    thread = alice.new_thread(channel="cli", external_id="t1")
+
+    async def work(client):
+        by_id = await client.call_tool("get_context", {"thread_id": thread["id"]})
+        by_chat = await client.call_tool("plan_get", {"channel": "cli", "external_id": "t1"})
+        write = await client.call_tool(
+            "append_messages",
+            {"thread_id": thread["id"], "messages": [{"role": "user", "content": "hi"}]},
+        )
+        return by_id, by_chat, write
+
+    results = mcp_run(live_server.url, bob.key, work)
+
+    assert [result.is_error for result in results] == [True, True, True]
+    assert results[0].content[0].text == "No such thread."
+    assert "No thread with channel 'cli'" in results[1].content[0].text
+    assert Message.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        ({}, "Name the thread: give thread_id, or channel and external_id."),
+        ({"thread_id": "nope"}, "arguments.thread_id: "),
+        ({"channel": "cli", "external_id": "t", "max_tokens": 5}, "arguments.max_tokens: "),
+        ({"channel": "cli", "external_id": "t", "colour": "red"}, "arguments.colour: Extra"),
+    ],
+)
+def test_bad_arguments_get_a_tool_error_that_says_what_to_fix(live_server, alice, arguments, says):
+    async def work(client):
+        return await client.call_tool("get_context", arguments)
+
+    result = mcp_run(live_server.url, alice.key, work)
+
+    assert result.is_error
+    assert says in result.content[0].text
+
+
+def test_an_unknown_tool_is_a_tool_error_naming_the_tools(live_server, alice):
+    async def work(client):
+        return await client.call_tool("forget_everything", {})
+
+    result = mcp_run(live_server.url, alice.key, work)
+
+    assert result.is_error and "the tools are: get_context" in result.content[0].text
+
+
+@pytest.mark.parametrize("header", [None, "Bearer", "Token abc", "Bearer mc_wrong"])
+def test_it_refuses_a_missing_or_bad_key(live_server, alice, header):
+    headers = {"Authorization": header} if header else {}
+    response = httpx2.post(
+        f"{live_server.url}/mcp",
+        headers={**headers, "Accept": "application/json, text/event-stream"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    )
+
+    assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    assert response.json()["error"]["code"] == "not_authenticated"
+
+
+def test_it_refuses_a_revoked_key(live_server, alice):
+    async def work(client):
+        return await client.list_tools()
+
+    assert mcp_run(live_server.url, alice.key, work).tools  # the key works until revoked
+    api_key_revoke(api_key=alice.agent.api_keys.get(), actor="test")
+
+    response = httpx2.post(
+        f"{live_server.url}/mcp",
+        headers={
+            "Authorization": f"Bearer {alice.key}",
+            "Accept": "application/json, text/event-stream",
+        },
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    )
+
+    assert response.status_code == 401
+    assert "revoked" in response.json()["error"]["message"]
+
+
+def test_get_answers_405_in_stateless_mode(live_server, alice):
+    response = httpx2.get(
+        f"{live_server.url}/mcp", headers={"Authorization": f"Bearer {alice.key}"}
+    )
+
+    assert response.status_code == 405 and response.headers["Allow"] == "POST"
