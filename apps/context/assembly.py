@@ -31,16 +31,22 @@ from apps.threads.selectors import message_latest, message_tail
 
 # Trimming takes pieces from these blocks first, and from the recent window and the user
 # profile last: what the agent was told about the user and what was just said matter most.
+# The oldest observations go before entries and knowledge: those are few (top_k each) and
+# chosen for this query, while a long thread's observations alone can fill any budget.
 TRIM_ORDER = (
     "recall",
+    "observations",
+    "notes",
     "knowledge",
     "memory",
-    "observations",
     "summary",
     "session_memory",
     "recent",
     "user_profile",
 )
+# Blocks that trimming reaches only after memory and knowledge: when they alone take the whole
+# budget, entries and knowledge would all be left out, so they are not searched for.
+KEPT_BEFORE_SEARCH = TRIM_ORDER[TRIM_ORDER.index("memory") + 1 :]
 # Blocks trimmed from their start (oldest first); the others lose their lowest-ranked pieces.
 TRIM_OLDEST_FIRST = {"observations", "recent"}
 # The most messages a context reads after what observations or a summary cover: far more than
@@ -61,8 +67,8 @@ def context_assemble(*, agent, thread, query: str | None, max_tokens: int) -> di
 
     1. The query defaults to the thread's latest user message.
     2. Each block takes its pieces: profile and session memory, observations or the summary,
-       entries and knowledge ranked for the query, recalled messages outside the recent window,
-       then the recent messages after what observations or the summary cover.
+       entries, knowledge and notes ranked for the query, recalled messages outside the recent
+       window, then the recent messages after what observations or the summary cover.
     3. Over max_tokens, pieces leave by TRIM_ORDER; warnings say what was left out.
     4. The snapshot keeps every piece's identity and hash; the answer is rendered from it.
     """
@@ -127,11 +133,9 @@ def _collect(agent, thread, query: str, config, max_tokens: int, now) -> Assembl
             recent = message_tail(thread=thread, after_seq=0, limit=window)
     window_start = recent[0].seq if recent else thread.last_seq + 1
     blocks["recent"] = [message_piece(message) for message in recent]
-    # Memory, knowledge and recall are trimmed before everything above: when that already takes
-    # the whole budget, they would all be left out, so they are not searched for.
-    taken = sum(block_tokens(name, pieces, now) for name, pieces in blocks.items())
+    taken = sum(block_tokens(name, blocks[name], now) for name in KEPT_BEFORE_SEARCH)
     if taken >= max_tokens:
-        for name in ("memory", "knowledge", "recall"):
+        for name in ("memory", "knowledge", "notes", "recall"):
             warnings.append(
                 {
                     "code": "trimmed",
@@ -154,6 +158,7 @@ def _collect(agent, thread, query: str, config, max_tokens: int, now) -> Assembl
         blocks["memory"] = _entries(agent, thread, query, config, embedding)
     if query:
         blocks["knowledge"] = _knowledge(agent, query, config, embedding)
+        blocks["notes"] = _notes(agent, query, config, embedding)
     if query and config["semantic_recall_enabled"] and config["semantic_recall_top_k"]:
         blocks["recall"] = _recall(agent, thread, query, config, embedding, window_start)
     return Assembly(blocks=blocks, warnings=warnings)
@@ -184,6 +189,23 @@ def _knowledge(agent, query, config, embedding) -> list[Piece]:
         kinds=[ItemKind.CHUNK],
         knowledge_base_ids=bases,
         top_k=config["knowledge_top_k"],
+        embedding=embedding,
+    )
+    return [hit_piece(hit) for hit in found.hits]
+
+
+def _notes(agent, query, config, embedding) -> list[Piece]:
+    """The agent's own notes and its project's shared ones, ranked for the query.
+
+    A note is a whole markdown page, so notes_top_k is small by default (3).
+    """
+    if not config["notes_top_k"]:
+        return []
+    found = search_for_agent(
+        agent=agent,
+        query=query,
+        kinds=[ItemKind.NOTE],
+        top_k=config["notes_top_k"],
         embedding=embedding,
     )
     return [hit_piece(hit) for hit in found.hits]

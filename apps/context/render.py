@@ -24,6 +24,7 @@ BLOCKS = (
     ("summary", "summary"),
     ("memory", "memory"),
     ("knowledge", "knowledge"),
+    ("notes", "notes"),
     ("recall", "recall"),
     ("recent", None),
 )
@@ -35,7 +36,7 @@ MEMORY_DESCRIPTION = "Source-backed case entries retrieved from previous threads
 class Piece:
     """One item of a block: what it is, where it came from, and what it shows."""
 
-    type: str  # message | observation | summary | entry | chunk | profile | session_memory
+    type: str  # message | observation | summary | entry | chunk | note | profile | session_memory
     id: str
     content: str  # the stored text the item's hash is taken of
     seq: int | None = None
@@ -45,6 +46,7 @@ class Piece:
     tokens: int | None = None  # of its rendered line, set by line_tokens()
     # The stored token count of `content`, where its row keeps one (observations, summaries).
     content_tokens: int | None = None
+    hash: str | None = None  # of what it shows, set by piece_hash()
 
 
 _ESCAPED = re.compile("[&<>]")
@@ -79,17 +81,23 @@ def message_text(role: str, kind: str, name: str, content: str, payload) -> str:
     return f"{head}: {body}"
 
 
+def _span(block: str, piece: Piece) -> str:
+    """Return the seq span heading an observation's or the summary's line."""
+    if block == "observations":
+        return f"[#{piece.seq}–#{piece.extra['last_seq']}]"
+    return f"[#1–#{piece.seq}]"
+
+
 def piece_line(block: str, piece: Piece, now: datetime) -> str:
     """Return the piece as its block shows it (escaped)."""
-    if block == "observations":
-        span = f"[#{piece.seq}–#{piece.extra['last_seq']}]"
-        return f"{span}\n{escape(piece.content)}"
-    if block == "summary":
-        return f"[#1–#{piece.seq}]\n{escape(piece.content)}"
+    if block in ("observations", "summary"):
+        return f"{_span(block, piece)}\n{escape(piece.content)}"
     if block == "memory":
         return f"- {escape(piece.content)} ({age(piece.created_at, now)})"
     if block == "knowledge":
         return f"- {escape(piece.content)}"
+    if block == "notes":  # the path names it, as the note's own [[links]] do
+        return f"## {escape(piece.extra['path'])}\n{escape(piece.content)}"
     if block == "recall":
         return f"#{piece.seq} {escape(piece.content)}"
     return escape(piece.content)  # user_profile, session_memory
@@ -98,11 +106,12 @@ def piece_line(block: str, piece: Piece, now: datetime) -> str:
 def line_tokens(block: str, piece: Piece, now: datetime) -> int:
     """Return (and keep on the piece) the tokens of its rendered line, counted once."""
     if piece.tokens is None:
-        if piece.content_tokens is not None and not _ESCAPED.search(piece.content):
-            # The line is a span header, a newline and the content as stored: counting is
-            # additive across whitespace, so the row's own count of its content serves.
-            head, _, _ = piece_line(block, piece, now).partition("\n")
-            piece.tokens = count_tokens(head) + piece.content_tokens
+        if piece.content_tokens is not None:  # observations and summaries keep their count
+            # The line is a span header, a newline and the content escaped. count_tokens is
+            # additive across whitespace, and escaping turns one symbol token (&, <, >) into
+            # three (&, lt, ;): the row's own count of its content plus two per escape serves.
+            escapes = len(_ESCAPED.findall(piece.content))
+            piece.tokens = count_tokens(_span(block, piece)) + piece.content_tokens + 2 * escapes
         else:
             piece.tokens = count_tokens(piece_line(block, piece, now))
     return piece.tokens
@@ -147,10 +156,17 @@ def block_overhead(block: str) -> int:
     return count_tokens(wrapper)
 
 
+# json.dumps(extra, sort_keys=True, default=str), with its encoder built once, not per piece.
+_EXTRA_JSON = json.JSONEncoder(sort_keys=True, default=str)
+
+
 def piece_hash(piece: Piece) -> str:
-    """Return a fingerprint of what the piece shows, to tell later whether it changed."""
-    extra = json.dumps(piece.extra, sort_keys=True, default=str)
-    return hashlib.sha256(f"{piece.content}\x00{extra}".encode()).hexdigest()[:16]
+    """Return (and keep on the piece) a fingerprint of what it shows, to tell later whether it
+    changed: the manifest stores it, and the answer's items compare against it."""
+    if piece.hash is None:
+        extra = _EXTRA_JSON.encode(piece.extra)
+        piece.hash = hashlib.sha256(f"{piece.content}\x00{extra}".encode()).hexdigest()[:16]
+    return piece.hash
 
 
 def chat_message(piece: Piece) -> dict:

@@ -223,9 +223,17 @@ def _messages(snapshot, ids) -> dict[str, Piece]:
 
 
 def hit_piece(hit) -> Piece:
-    """An entry or a knowledge chunk found by search, as the memory or knowledge block holds it."""
+    """An entry, a knowledge chunk or a note found by search, as its block holds it."""
     if hit.type == "knowledge":
         return Piece(type="chunk", id=str(hit.id), content=hit.content, score=hit.score)
+    if hit.type == "note":
+        return Piece(
+            type="note",
+            id=str(hit.id),
+            content=hit.content,
+            score=hit.score,
+            extra={"path": hit.metadata["path"], "version": hit.metadata["version"]},
+        )
     return Piece(
         type="entry",
         id=str(hit.id),
@@ -243,6 +251,11 @@ def _entries(snapshot, ids) -> dict[str, Piece]:
 
 def _chunks(snapshot, ids) -> dict[str, Piece]:
     found = hits_by_id(kind=ItemKind.CHUNK, ids=ids)
+    return {key: hit_piece(hit) for key, hit in found.items()}
+
+
+def _notes(snapshot, ids) -> dict[str, Piece]:
+    found = hits_by_id(kind=ItemKind.NOTE, ids=ids)
     return {key: hit_piece(hit) for key, hit in found.items()}
 
 
@@ -323,6 +336,7 @@ LOADERS = {
     "message": _messages,
     "entry": _entries,
     "chunk": _chunks,
+    "note": _notes,
     "profile": _profiles,
     "session_memory": _session_memories,
     "observation": _observations,

@@ -13,7 +13,8 @@ from django.db.models import F, Q
 from apps.jobs.services import PermanentJobError, job_enqueue
 from apps.knowledge.chunking import chunk_sections
 from apps.knowledge.extract import ExtractionError, extract_sections
-from apps.knowledge.models import Chunk, Document, DocumentStatus
+from apps.knowledge.models import Chunk, Document, DocumentStatus, SourceKind
+from apps.knowledge.url_fetch import page_fetch
 from apps.search.indexing import index_chunks, index_set_visible
 
 logger = logging.getLogger(__name__)
@@ -35,9 +36,11 @@ def document_ingest(*, document_id, job=None) -> None:
     claimed = Document.objects.filter(pk=document_id).exclude(status=DocumentStatus.READY)
     if not claimed.update(status=DocumentStatus.PROCESSING, attempts=F("attempts") + 1, progress=5):
         return  # deleted, or already made ready by an earlier delivery
-    document = Document.objects.select_related("knowledge_base").get(pk=document_id)
+    document = Document.objects.select_related("knowledge_base", "source").get(pk=document_id)
     index_set_visible(items=Q(chunk__document=document), visible=False)
     try:
+        if document.source.kind == SourceKind.URL and not (document.text or document.file):
+            page_fetch(document=document)  # a web page is fetched once, then read like a file
         sections = extract_sections(
             path=document.file.path if document.file else None,
             text=None if document.file else document.text,

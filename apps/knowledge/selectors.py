@@ -8,7 +8,7 @@ from django.db.models import Count
 from apps.core.errors import NotFound
 from apps.knowledge.models import Chunk, Document, KnowledgeBase
 from apps.search.models import ItemKind
-from apps.search.selectors import search_for_agent
+from apps.search.selectors import Floor, search_for_agent
 from apps.tenancy.models import Project
 
 
@@ -71,6 +71,14 @@ def knowledge_base_by_id(*, kb_id: uuid.UUID) -> KnowledgeBase:
     return kb
 
 
+def knowledge_base_sizes(*, kb: KnowledgeBase) -> dict[str, int]:
+    """How many documents and chunks the knowledge base holds (what deleting it removes)."""
+    return {
+        "documents": Document.objects.filter(knowledge_base=kb).count(),
+        "chunks": Chunk.objects.filter(document__knowledge_base=kb).count(),
+    }
+
+
 def knowledge_base_status_counts(*, kb: KnowledgeBase) -> dict[str, int]:
     """Return the number of the knowledge base's documents per status."""
     return dict(
@@ -100,7 +108,7 @@ class FoundChunk:
 
 
 def chunk_search(
-    *, agent, knowledge_base: KnowledgeBase, query: str, top_k: int
+    *, agent, knowledge_base: KnowledgeBase, query: str, top_k: int, floor: Floor | None = None
 ) -> tuple[list[FoundChunk], list[dict]]:
     """Return the knowledge base's chunks ranked for the query, and the search's warnings."""
     found = search_for_agent(
@@ -109,6 +117,7 @@ def chunk_search(
         kinds=[ItemKind.CHUNK],
         knowledge_base_ids=(knowledge_base.id,),
         top_k=top_k,
+        floor=floor,
     )
     chunks = Chunk.objects.in_bulk([hit.id for hit in found.hits])
     hits = [

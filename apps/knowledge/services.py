@@ -12,6 +12,7 @@ from django.utils import timezone
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError, Conflict, UnsupportedMediaType
 from apps.core.ids import uuid7
+from apps.core.outbound import OutboundRefused, url_check
 from apps.knowledge.ingestion import document_ingest_enqueue
 from apps.knowledge.models import (
     Chunk,
@@ -72,7 +73,7 @@ def memory_upsert(
     digest = text_hash(content)
     existing = Document.objects.filter(knowledge_base=kb, content_hash=digest).first()
     if existing is not None:
-        return UpsertResult(existing, existing.chunks.get(chunk_index=0), created=False)
+        return _upserted_before(existing, namespace)
     try:
         with transaction.atomic():
             source = _source_get_or_create(kb=kb, kind=SourceKind.API, label="memory upsert")
@@ -101,8 +102,19 @@ def memory_upsert(
             index_chunks(document=document, chunks=[chunk], visible=True)
     except IntegrityError:
         document = Document.objects.get(knowledge_base=kb, content_hash=digest)
-        return UpsertResult(document, document.chunks.get(chunk_index=0), created=False)
+        return _upserted_before(document, namespace)
     return UpsertResult(document, chunk, created=True)
+
+
+def _upserted_before(document: Document, namespace: str) -> UpsertResult:
+    """Answer with the stored fact; the same text uploaded as a document may not be read yet."""
+    chunk = document.chunks.filter(chunk_index=0).first()
+    if chunk is None:
+        raise Conflict(
+            f"content: the same text is document {document.pk} of namespace {namespace!r}, "
+            f"which is {document.status} and has no chunk yet; retry once it is ready."
+        )
+    return UpsertResult(document, chunk, created=False)
 
 
 @dataclass(frozen=True)
@@ -112,7 +124,7 @@ class DocumentResult:
 
 
 def knowledge_base_create(
-    *, project: Project, slug: str, name: str = "", description: str = ""
+    *, project: Project, slug: str, name: str = "", description: str = "", actor: str = "system"
 ) -> KnowledgeBase:
     """Create a knowledge base; a slug already taken, even a moment ago by a racing request, is 409.
 
@@ -121,13 +133,69 @@ def knowledge_base_create(
     """
     try:
         with transaction.atomic():
-            return KnowledgeBase.objects.create(
+            kb = KnowledgeBase.objects.create(
                 project=project, slug=slug, name=name or slug, description=description
             )
+            _audit_kb(kb, actor, "knowledge_base.create", before=None, after=_kb_fields(kb))
+            return kb
     except IntegrityError:
         raise Conflict(
             f"A knowledge base {slug!r} exists in this project.", code="duplicate"
         ) from None
+
+
+def knowledge_base_delete(*, kb: KnowledgeBase, actor: str) -> dict:
+    """Delete a knowledge base with its documents, stored files, chunks and vectors.
+
+    Returns the counts that went ({"documents": n, "chunks": m}); the audit event keeps them.
+    """
+    with transaction.atomic():
+        documents = Document.objects.filter(knowledge_base=kb)
+        counts = {
+            "documents": documents.count(),
+            "chunks": Chunk.objects.filter(document__knowledge_base=kb).count(),
+        }
+        stored = [name for name in documents.values_list("file", flat=True) if name]
+        before = {**_kb_fields(kb), **counts}
+        _audit_kb(kb, actor, "knowledge_base.delete", before=before, after=None)
+        kb.delete()
+        for name in stored:
+            transaction.on_commit(lambda name=name: default_storage.delete(name))
+    return counts
+
+
+def _kb_fields(kb: KnowledgeBase) -> dict:
+    return {"slug": kb.slug, "name": kb.name, "description": kb.description}
+
+
+def _audit_kb(kb: KnowledgeBase, actor: str, action: str, *, before, after) -> None:
+    audit_record(
+        actor=actor,
+        action=action,
+        object_type="knowledge_base",
+        object_id=kb.id,
+        project_id=kb.project_id,
+        summary=kb.slug,
+        before=before,
+        after=after,
+    )
+
+
+def _audit_document(document: Document, actor: str, action: str, **fields) -> None:
+    audit_record(
+        actor=actor,
+        action=action,
+        object_type="document",
+        object_id=document.id,
+        project_id=document.knowledge_base.project_id,
+        summary=document.title,
+        after={
+            "knowledge_base": document.knowledge_base.slug,
+            "title": document.title,
+            "size_bytes": document.size_bytes,
+            **fields,
+        },
+    )
 
 
 def document_upload(*, kb: KnowledgeBase, upload, title: str = "", actor: str) -> DocumentResult:
@@ -173,6 +241,7 @@ def document_upload(*, kb: KnowledgeBase, upload, title: str = "", actor: str) -
             return DocumentResult(
                 Document.objects.get(knowledge_base=kb, content_hash=digest), created=False
             )
+        _audit_document(document, actor, "document.upload", filename=name, mime_type=mime)
         document_ingest_enqueue(document=document)
     return DocumentResult(document, created=True)
 
@@ -198,6 +267,7 @@ def document_from_text(*, kb: KnowledgeBase, title: str, text: str, actor: str) 
                 text=text,
                 uploaded_by=actor,
             )
+            _audit_document(document, actor, "document.create", source="text")
             document_ingest_enqueue(document=document)
     except IntegrityError:
         return DocumentResult(
@@ -206,9 +276,54 @@ def document_from_text(*, kb: KnowledgeBase, title: str, text: str, actor: str) 
     return DocumentResult(document, created=True)
 
 
-def document_reindex(*, document: Document) -> Document:
+def document_from_url(
+    *, kb: KnowledgeBase, url: str, title: str = "", actor: str
+) -> DocumentResult:
+    """Store a web page's address as a pending document; the worker fetches and reads it.
+
+    1. Check the address now (http or https, a resolvable host, no private, loopback or
+       link-local address unless allowed), so a refused one is a 400 rather than a failed
+       document; the worker checks it again, and every redirect, before it connects.
+    2. An address the knowledge base already holds answers that document.
+    3. Until the page is fetched its content hash is a hash of the address, which the unique
+       constraint uses to store one document when the same address is sent twice at once;
+       the fetch replaces it with the hash of the page's content.
+    """
+    url = url.strip()
+    try:
+        url_check(url)
+    except OutboundRefused as exc:
+        raise ApplicationError(f"url: {exc}") from None
+    existing = Document.objects.filter(
+        knowledge_base=kb, source__kind=SourceKind.URL, metadata__url=url
+    ).first()
+    if existing is not None:
+        return DocumentResult(existing, created=False)
+    digest = text_hash(f"url:{url}")
+    try:
+        with transaction.atomic():
+            source = _source_get_or_create(kb=kb, kind=SourceKind.URL, label=url[:300])
+            document = Document.objects.create(
+                knowledge_base=kb,
+                source=source,
+                title=(title or url)[:300],
+                content_hash=digest,
+                metadata={"url": url},
+                uploaded_by=actor,
+            )
+            _audit_document(document, actor, "document.create", source="url", url=url)
+            document_ingest_enqueue(document=document)
+    except IntegrityError:
+        return DocumentResult(
+            Document.objects.get(knowledge_base=kb, content_hash=digest), created=False
+        )
+    return DocumentResult(document, created=True)
+
+
+def document_reindex(*, document: Document, actor: str = "system") -> Document:
     """Extract and chunk the document again; its chunks are hidden until it is ready again."""
     with transaction.atomic():
+        _audit_document(document, actor, "document.reindex", chunks_before=document.chunk_count)
         Document.objects.filter(pk=document.pk).update(
             status=DocumentStatus.PENDING, progress=0, error="", attempts=0
         )

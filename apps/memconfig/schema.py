@@ -75,6 +75,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("semantic_recall_range_after", int, 1, "Messages after each match.", 0, 20),
     Setting("context_max_tokens", int, 32_000, "Default context budget.", 500, 2_000_000),
     Setting("knowledge_top_k", int, 5, "Knowledge chunks per context.", 0, 100),
+    Setting("notes_top_k", int, 3, "Notes per context (0: no notes block).", 0, 20),
+    Setting(
+        "search_min_similarity",
+        float,
+        0.5,
+        "Default floor of POST /search and /memory/search: hits less similar are dropped.",
+        0.0,
+        1.0,
+    ),
     Setting(
         "embedder_model", str, "", "Embedding model; empty disables vectors.", project_only=True
     ),
@@ -96,19 +105,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("episodic_max_entry_length", int, 1000, "Characters per entry.", 50, 20_000),
     Setting("episodic_max_entries_per_turn", int, 3, "Entries extracted per turn.", 0, 50),
     Setting("episodic_approval_required", bool, True, "Agent entries start pending."),
+    Setting(
+        "episodic_extraction_enabled",
+        bool,
+        True,
+        "Extract episodic entries from each turn with the LLM (needs an endpoint).",
+    ),
+    Setting("extraction_model", str, "", "LLM for episodic extraction; empty = observer_model."),
     Setting("consolidation_interval_seconds", int, 300, "Consolidation cadence.", 10, 86_400),
 )
 
 # Settings that no code acts on yet: GET /config lists them under not_used_yet and the console
 # shows them read-only, so that no one edits a setting to no effect. A setting leaves this set
 # in the change that gives it its behaviour.
-NOT_USED_YET = frozenset(
-    {
-        "short_term_limit",
-        "episodic_max_entries_per_turn",
-        "consolidation_interval_seconds",
-    }
-)
+NOT_USED_YET: frozenset[str] = frozenset()
 
 BY_KEY: dict[str, Setting] = {setting.key: setting for setting in SETTINGS}
 

@@ -40,6 +40,47 @@ def index_entry(*, entry, visible: bool) -> SearchItem:
     return item
 
 
+def index_note(*, note, content: str) -> SearchItem:
+    """Index a note: its agent is its owner, or None for a note its project shares."""
+    item = SearchItem.objects.create(
+        kind=ItemKind.NOTE,
+        project_id=note.project_id,
+        agent_id=note.agent_id,
+        note_id=note.id,
+        content=content,
+        visible=True,
+        created_at=note.created_at,
+    )
+    _queue_embedding(note.project_id)
+    return item
+
+
+def index_note_content(*, note, content: str) -> None:
+    """Replace a note's search text (its vectors are made again)."""
+    item = SearchItem.objects.filter(kind=ItemKind.NOTE, note_id=note.id).first()
+    if item is None:
+        index_note(note=note, content=content)
+    elif item.content != content:
+        index_set_content(item=item, content=content)
+
+
+def index_artifact(*, artifact, project_id, agent_id, resource_id, text: str) -> SearchItem:
+    """Index a text artifact of a run under its thread (its bytes decoded as text)."""
+    item = SearchItem.objects.create(
+        kind=ItemKind.ARTIFACT,
+        project_id=project_id,
+        agent_id=agent_id,
+        resource_id=resource_id,
+        thread_id=artifact.thread_id,
+        artifact_id=artifact.id,
+        content=text,
+        visible=True,
+        created_at=artifact.created_at,
+    )
+    _queue_embedding(project_id)
+    return item
+
+
 def index_chunks(*, document, chunks, visible: bool) -> None:
     kb = document.knowledge_base
     SearchItem.objects.bulk_create(

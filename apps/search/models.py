@@ -7,10 +7,12 @@ class ItemKind(models.TextChoices):
     MESSAGE = "message"
     CHUNK = "chunk"
     ENTRY = "entry"
+    NOTE = "note"
+    ARTIFACT = "artifact"
 
 
 class SearchItem(models.Model):
-    """One searchable text (a message, a knowledge chunk, a memory entry) with its scope.
+    """One searchable text (a message, a chunk, an entry, a note, an artifact) with its scope.
 
     The integer key is the rowid the SQLite FTS5 index refers to; PostgreSQL keeps a generated
     tsvector column with a GIN index on this table (both made in migration 0002).
@@ -48,6 +50,16 @@ class SearchItem(models.Model):
     entry = models.OneToOneField(
         "episodic.MemoryEntry", on_delete=models.CASCADE, null=True, related_name="search_item"
     )
+    # A plain foreign key, not a one-to-one: adding a unique column makes SQLite rebuild the
+    # table, which drops the full-text triggers of migration 0002; a partial unique index
+    # (Meta) keeps one item per note instead.
+    note = models.ForeignKey(
+        "notes.Note", on_delete=models.CASCADE, null=True, related_name="+", db_index=False
+    )
+    # A text artifact of a run, kept the same way as notes (a partial unique index in Meta).
+    artifact = models.ForeignKey(
+        "runstate.Artifact", on_delete=models.CASCADE, null=True, related_name="+", db_index=False
+    )
     content = models.TextField()
     # False hides the item from search: a chunk of a document not yet ready, an entry not approved.
     visible = models.BooleanField(default=True)
@@ -59,6 +71,16 @@ class SearchItem(models.Model):
             models.Index(fields=["thread", "id"], name="search_item_thread"),
             models.Index(fields=["agent", "resource", "kind"], name="search_item_agent_resource"),
             models.Index(fields=["knowledge_base", "id"], name="search_item_kb"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["note"], condition=models.Q(note__isnull=False), name="search_item_note"
+            ),
+            models.UniqueConstraint(
+                fields=["artifact"],
+                condition=models.Q(artifact__isnull=False),
+                name="search_item_artifact",
+            ),
         ]
 
     def __str__(self):

@@ -29,18 +29,54 @@ from apps.search.vectors import vector_model_serving
 
 logger = logging.getLogger(__name__)
 # The relation of SearchItem that holds each kind's own row.
-_RELATED = {ItemKind.MESSAGE: "message", ItemKind.CHUNK: "chunk", ItemKind.ENTRY: "entry"}
+_RELATED = {
+    ItemKind.MESSAGE: "message",
+    ItemKind.CHUNK: "chunk",
+    ItemKind.ENTRY: "entry",
+    ItemKind.NOTE: "note",
+    ItemKind.ARTIFACT: "artifact",
+}
+# The kinds that belong to a thread: thread_id narrows them.
+_IN_THREADS = {ItemKind.MESSAGE, ItemKind.ARTIFACT}
 # The result type the API shows for each kind.
 RESULT_TYPES = {
     ItemKind.MESSAGE: "message",
     ItemKind.CHUNK: "knowledge",
     ItemKind.ENTRY: "episodic",
+    ItemKind.NOTE: "note",
+    ItemKind.ARTIFACT: "artifact",
 }
 # What a response says when the embedder failed and vectors were left out of the ranking.
 VECTORS_UNAVAILABLE = {
     "code": "vectors_unavailable",
     "message": "The embedder failed, so these results are ranked by full-text and recency only.",
 }
+# What a response says when the caller set a similarity floor that full-text search cannot apply.
+MIN_SIMILARITY_IGNORED = {
+    "code": "min_similarity_ignored",
+    "message": "This project has no vectors (no embedder configured), so min_similarity was not "
+    "applied: results are ranked by full-text and recency.",
+}
+
+
+@dataclass(frozen=True)
+class Floor:
+    """A similarity floor: hits found only by their vectors, with a cosine similarity to the
+    query below it, are dropped (see _above_floor).
+
+    asked: the caller set it (rather than the search_min_similarity setting), so an answer
+    that cannot apply it says so.
+    """
+
+    value: float
+    asked: bool = False
+
+
+def similarity_floor(*, agent, value: float | None) -> Floor:
+    """Return the floor the caller set (value), or else the agent's search_min_similarity."""
+    if value is not None:
+        return Floor(value, asked=True)
+    return Floor(config_effective(agent=agent)["search_min_similarity"])
 
 
 @dataclass
@@ -90,12 +126,15 @@ def rank(
     vector: QueryVector | None = None,
     weights: FusionWeights | None = None,
     signals: tuple[str, ...] = ("lexical", "vector"),
+    min_similarity: float | None = None,
 ) -> list[Fused]:
     """Return the ids of the top_k items of the scopes for the query, best first, scored.
 
     1. Each scope gives its lexical and vector candidates (its filter inside each query).
     2. Each scope's lists are fused by reciprocal rank with a recency bonus.
-    3. The fused lists of all scopes are merged by score and cut to top_k.
+    3. With a vector and min_similarity, items only the vectors found and less similar than
+       that go (see _above_floor).
+    4. The fused lists of all scopes are merged by score and cut to top_k.
     """
     db = backend()
     weights = weights or default_weights()
@@ -119,12 +158,31 @@ def rank(
         ranked = {
             signal: [(c.item_id, c.score) for c in found] for signal, found in candidates.items()
         }
-        fused += fuse(ranked, created, now, weights)
+        scope_fused = fuse(ranked, created, now, weights)
+        if min_similarity is not None and "vector" in ranked:
+            scope_fused = _above_floor(scope_fused, min_similarity)
+        fused += scope_fused
     fused.sort(key=lambda entry: (-entry.score, -entry.item_id))
     winners = fused[:top_k]
     for entry in winners:
         entry.score = round(entry.score, 6)
     return winners
+
+
+def _above_floor(entries: list[Fused], floor: float) -> list[Fused]:
+    """Drop the entries found by their vectors alone whose similarity is below floor.
+
+    The floor is on the vector signal: every item has some similarity to any query, so a dense
+    list always comes full, and its tail is noise. An item the words found stays whatever its
+    similarity: a small or hashed embedder rates exact matches low, and a floor that dropped
+    them would lose what full-text search alone finds.
+    """
+    kept = []
+    for entry in entries:
+        vector = entry.signals.get("vector")
+        if "lexical" in entry.signals or (vector and vector["score"] >= floor):
+            kept.append(entry)
+    return kept
 
 
 def search(
@@ -135,14 +193,24 @@ def search(
     vector: QueryVector | None = None,
     weights: FusionWeights | None = None,
     signals: tuple[str, ...] = ("lexical", "vector"),
+    min_similarity: float | None = None,
 ) -> list[SearchHit]:
     """Return the top_k items of the scopes for the query, best first, each with its signals."""
     winners = rank(
-        scopes=scopes, query=query, top_k=top_k, vector=vector, weights=weights, signals=signals
+        scopes=scopes,
+        query=query,
+        top_k=top_k,
+        vector=vector,
+        weights=weights,
+        signals=signals,
+        min_similarity=min_similarity,
     )
     # Join only the tables of the kinds searched: every join adds its columns to each row.
     related = dict.fromkeys(_RELATED[scope.kind] for scope in scopes)
-    items = SearchItem.objects.select_related(*related).in_bulk([e.item_id for e in winners])
+    items = SearchItem.objects.select_related(*related)
+    if "artifact" in related:  # its bytes stay in the row; the hit shows the indexed text
+        items = items.defer("artifact__content")
+    items = items.in_bulk([e.item_id for e in winners])
     return [SearchHit(items[e.item_id], e.score, e.signals) for e in winners if e.item_id in items]
 
 
@@ -176,8 +244,8 @@ class MessageRange:
 class Hit:
     """One search result. Message hits carry the message's fields and the messages around it."""
 
-    type: str  # message | knowledge | episodic
-    id: uuid.UUID  # the message's, chunk's or entry's id
+    type: str  # message | knowledge | episodic | note
+    id: uuid.UUID  # the message's, chunk's, entry's or note's id
     content: str
     score: float
     signals: dict
@@ -211,21 +279,29 @@ def search_for_agent(
     message_range: tuple[int, int] | None = None,
     without_resource: bool = False,
     embedding: QueryEmbedding | None = None,
+    floor: Floor | None = None,
 ) -> SearchResults:
-    """Search what the agent may see: its messages and entries, its project's knowledge.
+    """Search what the agent may see: its messages and entries, its project's knowledge, its
+    own notes and those its project shares.
 
     thread_id narrows messages to one thread and resource_id messages and entries to one end
     user; both must already be known to be the agent's (the caller looked them up);
     without_resource narrows them to items of no end user instead. message_range is (before,
     after): how many messages to show around each message hit; by default the agent's
     semantic_recall_range_before/after settings. embedding is the query's, when the caller
-    searches several times for one query and embedded it once (query_embed).
+    searches several times for one query and embedded it once (query_embed). floor drops hits
+    less similar than its value when the project has vectors. Notes belong to
+    no thread or end user, so thread and resource do not narrow them.
     """
     scopes = []
     for kind in dict.fromkeys(kinds):
         if kind == ItemKind.CHUNK:
             scopes.append(
                 Scope(kind=kind, project_id=agent.project_id, knowledge_base_ids=knowledge_base_ids)
+            )
+        elif kind == ItemKind.NOTE:
+            scopes.append(
+                Scope(kind=kind, project_id=agent.project_id, agent_id=agent.id, with_shared=True)
             )
         else:
             scopes.append(
@@ -234,13 +310,19 @@ def search_for_agent(
                     project_id=agent.project_id,
                     agent_id=agent.id,
                     resource_id=resource_id,
-                    thread_id=thread_id if kind == ItemKind.MESSAGE else None,
+                    thread_id=thread_id if kind in _IN_THREADS else None,
                     without_resource=without_resource,
                 )
             )
     if embedding is None:
         embedding = query_embed(project_id=agent.project_id, query=query)
-    found = search(scopes=scopes, query=query, top_k=top_k, vector=embedding.vector)
+    found = search(
+        scopes=scopes,
+        query=query,
+        top_k=top_k,
+        vector=embedding.vector,
+        min_similarity=floor.value if floor else None,
+    )
     hits = [_hit(found_hit) for found_hit in found]
     message_hits = [hit for hit in hits if hit.type == "message"]
     if message_hits:
@@ -252,6 +334,8 @@ def search_for_agent(
             )
         _add_ranges(message_hits, *message_range)
     warnings = [VECTORS_UNAVAILABLE] if embedding.failed else []
+    if floor is not None and floor.asked and embedding.vector is None and not embedding.failed:
+        warnings.append(MIN_SIMILARITY_IGNORED)
     return SearchResults(hits=hits, warnings=warnings)
 
 
@@ -282,6 +366,26 @@ def _hit(found: SearchHit) -> Hit:
             "chunk_index": chunk.chunk_index,
             "knowledge_base_id": str(item.knowledge_base_id),
         }
+    elif item.kind == ItemKind.NOTE:
+        note = item.note
+        hit.id, hit.content = note.id, note.content
+        hit.metadata = {
+            "path": note.path,
+            "title": note.title,
+            "scope": note.scope,
+            "tags": note.tags,
+            "version": note.version,
+        }
+    elif item.kind == ItemKind.ARTIFACT:
+        artifact = item.artifact
+        hit.id = artifact.id  # the content is the artifact's text, as indexed
+        hit.metadata = {
+            "name": artifact.name,
+            "kind": artifact.kind,
+            "content_type": artifact.content_type,
+            "size_bytes": artifact.size_bytes,
+            "run_id": str(artifact.run_id),
+        }
     else:
         entry = item.entry
         hit.id, hit.content = entry.id, entry.content
@@ -290,14 +394,15 @@ def _hit(found: SearchHit) -> Hit:
 
 
 def hits_by_id(*, kind: str, ids) -> dict[str, Hit]:
-    """Return the items of one kind by the id of their message, chunk or entry (as text).
+    """Return the items of one kind by the id of their message, chunk, entry or note (as text).
 
     For re-reading what a stored context showed; the caller knows the ids to be its own.
     """
     relation = _RELATED[kind]
-    items = SearchItem.objects.select_related(relation).filter(
-        kind=kind, **{f"{relation}_id__in": list(ids)}
-    )
+    items = SearchItem.objects.select_related(relation)
+    if kind == ItemKind.ARTIFACT:
+        items = items.defer("artifact__content")
+    items = items.filter(kind=kind, **{f"{relation}_id__in": list(ids)})
     hits = [_hit(SearchHit(item, 0.0, {})) for item in items]
     return {str(hit.id): hit for hit in hits}
 

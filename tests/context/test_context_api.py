@@ -10,6 +10,7 @@ BLOCK_ORDER = [
     "observations",
     "memory",
     "knowledge",
+    "notes",
     "recall",
     "recent",
 ]

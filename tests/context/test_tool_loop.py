@@ -1,5 +1,6 @@
 """The context of a 300-message tool loop once observational memory has settled."""
 
+from apps.jobs.services import job_run_pending
 from tests.context.conftest import block, context
 from tests.observations.conftest import configure, fill
 from tests.observations.toolloop import error_lines, tool_loop
@@ -41,3 +42,33 @@ def test_a_small_budget_trims_old_observations_and_messages_but_keeps_the_latest
     assert answer["tokens"] <= 3_000
     assert {w["block"] for w in answer["warnings"]} >= {"observations"}
     assert answer["messages"][-1]["seq"] == len(loop)
+
+
+def test_observations_that_fill_the_budget_give_way_to_memory_and_knowledge(alice, remember):
+    # Entries and knowledge are few and chosen for the query; the oldest observations of a long
+    # loop are trimmed before them (TRIM_ORDER), so a long thread still sees what it knows.
+    remember(alice, "the inventory service rate limit was raised to 50 per second", "ann")
+    alice.post("/api/v1/knowledge-bases", {"slug": "ops", "name": "Ops"})
+    doc = alice.post(
+        "/api/v1/knowledge-bases/ops/documents",
+        {"title": "limits", "text": "Inventory rate limit: back off for 30 seconds after a 429."},
+    )
+    assert doc.status_code == 202, doc.content
+    job_run_pending()
+    loop = tool_loop()
+    configure(alice, observer_message_tokens=2000, reflector_observation_tokens=100_000)
+    thread = alice.new_thread(resource_id="ann")["id"]
+    fill(alice, thread, loop)
+    full = context(alice, thread, query="inventory rate limit", max_tokens=100_000)
+    assert block(full, "observations")["items"], "the loop should have been observed"
+
+    budget = full["tokens"] - block(full, "observations")["tokens"] // 2
+    answer = context(alice, thread, query="inventory rate limit", max_tokens=budget)
+
+    assert answer["tokens"] <= budget
+    assert [w["block"] for w in answer["warnings"]] == ["observations"], answer["warnings"]
+    assert block(answer, "memory") == block(full, "memory") and block(answer, "memory")["items"]
+    assert block(answer, "knowledge") == block(full, "knowledge")
+    assert block(answer, "knowledge")["items"]
+    kept = block(answer, "observations")["items"]
+    assert kept and kept[-1] == block(full, "observations")["items"][-1]  # newest kept

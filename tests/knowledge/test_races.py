@@ -4,30 +4,17 @@ On PostgreSQL the requests really overlap (each server thread has its own connec
 SQLite the writers are serialised by the database lock, and the answers must be the same.
 """
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
-import requests
-
 from apps.knowledge.models import Document, KnowledgeBase, Source
 from tests.conftest import make_actor
+from tests.processes import send_at_once
 
 CLIENTS = 6
 
 
 def _race(live_server, key: str, requests_to_send: list[tuple[str, dict]]) -> list:
     """Send every (path, body) at once, one client each, and return the responses in order."""
-    start = threading.Barrier(len(requests_to_send))
-
-    def send(item):
-        path, body = item
-        session = requests.Session()
-        session.headers["Authorization"] = f"Bearer {key}"
-        start.wait()
-        return session.post(f"{live_server.url}{path}", json=body, timeout=60)
-
-    with ThreadPoolExecutor(len(requests_to_send)) as pool:
-        return list(pool.map(send, requests_to_send))
+    calls = [("POST", path, body) for path, body in requests_to_send]
+    return send_at_once(live_server.url, key, calls)
 
 
 def test_concurrent_creates_of_one_slug_store_one_base_and_answer_409(

@@ -22,6 +22,8 @@ SEED_DEFAULTS = {
     "semantic_recall_range_after": 1,
     "context_max_tokens": 32_000,
     "knowledge_top_k": 5,
+    "notes_top_k": 3,
+    "search_min_similarity": 0.5,
     "context_strategy": "observational",
     "embedder_model": "",
     "embedder_dimensions": 1536,
@@ -35,6 +37,8 @@ SEED_DEFAULTS = {
     "episodic_max_entry_length": 1000,
     "episodic_max_entries_per_turn": 3,
     "episodic_approval_required": True,
+    "episodic_extraction_enabled": True,
+    "extraction_model": "",
     "consolidation_interval_seconds": 300,
 }
 

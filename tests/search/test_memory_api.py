@@ -38,7 +38,13 @@ def test_search_ranks_facts_of_the_namespace_with_scores(alice, use_embedder):
 
     response = alice.post(
         "/api/v1/memory/search",
-        {"query": "How do I deploy on Coolify?", "namespace": "janagi", "top_k": 2},
+        # The test embedder's similarities sit below the default floor (search_min_similarity).
+        {
+            "query": "How do I deploy on Coolify?",
+            "namespace": "janagi",
+            "top_k": 2,
+            "min_similarity": 0,
+        },
     )
 
     assert response.status_code == 200
@@ -97,3 +103,18 @@ def test_upsert_of_a_bad_namespace_is_a_400(alice):
 
     error = _assert_error_shape(response, 400, "invalid")
     assert "namespace" in error["details"]
+
+
+def test_upserting_the_text_of_a_document_not_read_yet_is_409_naming_it(alice):
+    alice.post("/api/v1/knowledge-bases", {"slug": "facts"})
+    uploaded = alice.post(
+        "/api/v1/knowledge-bases/facts/documents", {"title": "t", "text": "Parking is at C"}
+    ).json()  # no worker ran: pending, no chunk yet
+
+    response = alice.post(
+        "/api/v1/memory/upsert", {"content": "Parking is at C", "namespace": "facts"}
+    )
+
+    assert response.status_code == 409, response.content
+    message = response.json()["error"]["message"]
+    assert message.startswith("content:") and uploaded["id"] in message

@@ -34,7 +34,10 @@ def scope_where(scope: Scope, alias: str, *, leading: str | None = None) -> tupl
     ):
         if value is None:
             continue
-        if column == leading:
+        if column == "agent_id" and scope.with_shared:
+            conditions.append(f"({alias}.agent_id = %s OR {alias}.agent_id IS NULL)")
+            params.append(db_uuid(value))
+        elif column == leading:
             conditions.append(f"{alias}.{column} = ANY(%s)")
             params.append([db_uuid(value)])
         else:
