@@ -10,6 +10,7 @@ from apps.console.views import (
     keys,
     knowledge,
     moderation,
+    notes,
     threads,
 )
 
@@ -27,6 +28,7 @@ urlpatterns = [
     *contexts.urlpatterns,
     *knowledge.urlpatterns,
     *moderation.urlpatterns,
+    *notes.urlpatterns,
     *config.urlpatterns,
     *keys.urlpatterns,
     *audit.urlpatterns,

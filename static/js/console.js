@@ -46,3 +46,75 @@ document.addEventListener("change", (event) => {
     if (box !== all && box.type === "checkbox") box.checked = all.checked;
   }
 });
+
+// Thread timeline: filters by kind, collapse / expand all, "next error", copy buttons. The
+// filter is one attribute on #timeline that the stylesheet reads, so items that "load earlier"
+// or "load later" bring in are filtered as they arrive.
+const timelineRoot = () => document.getElementById("timeline");
+const timelineSay = (text) => {
+  const status = document.querySelector("[data-timeline-status]");
+  if (status) status.textContent = text;
+};
+const visible = (element) => element.getClientRects().length > 0;
+
+document.addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("[data-timeline-filter]") : null;
+  const root = timelineRoot();
+  if (!button || !root) return;
+  root.dataset.filter = button.dataset.timelineFilter;
+  for (const other of document.querySelectorAll("[data-timeline-filter]")) {
+    other.setAttribute("aria-pressed", String(other === button));
+  }
+  timelineSay("");
+});
+
+document.addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("[data-timeline-fold]") : null;
+  const root = timelineRoot();
+  if (!button || !root) return;
+  const open = button.dataset.timelineFold === "open";
+  for (const fold of root.querySelectorAll("details.fold")) fold.open = open;
+});
+
+document.addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("[data-next-error]") : null;
+  const root = timelineRoot();
+  if (!button || !root) return;
+  const errors = Array.from(root.querySelectorAll(".item.is-error")).filter(visible);
+  if (!errors.length) { timelineSay("No errors among the loaded messages."); return; }
+  // The next error below the sticky toolbar; after the last one, the first again.
+  const tools = document.getElementById("timeline-tools");
+  const line = (tools ? tools.getBoundingClientRect().bottom : 0) + 8;
+  const next = errors.find((item) => item.getBoundingClientRect().top > line) || errors[0];
+  for (const item of root.querySelectorAll(".item.jumped")) item.classList.remove("jumped");
+  next.classList.add("jumped");
+  const fold = next.querySelector("details.fold");
+  if (fold) fold.open = true;
+  next.scrollIntoView({ block: "start" });
+  timelineSay(`Error ${errors.indexOf(next) + 1} of ${errors.length} loaded.`);
+});
+
+// Copy buttons copy the text of the <pre> beside them; where the clipboard is not allowed the
+// text is selected instead, for Ctrl+C.
+document.addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("[data-copy]") : null;
+  const pre = button?.parentElement?.querySelector("pre");
+  if (!pre) return;
+  const select = () => {
+    const range = document.createRange();
+    range.selectNodeContents(pre);
+    window.getSelection()?.removeAllRanges();
+    window.getSelection()?.addRange(range);
+    button.textContent = "Selected";
+  };
+  if (!navigator.clipboard) { select(); return; }
+  navigator.clipboard.writeText(pre.textContent).then(() => { button.textContent = "Copied"; }, select);
+});
+
+// Confirmation for plain forms marked data-confirm (htmx forms use hx-confirm).
+document.addEventListener("submit", (event) => {
+  const form = event.target;
+  if (form instanceof HTMLFormElement && form.dataset.confirm && !window.confirm(form.dataset.confirm)) {
+    event.preventDefault();
+  }
+});

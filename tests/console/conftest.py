@@ -50,13 +50,20 @@ def console_objects(alice):
     assert entry.status_code == 201, entry.content
     kb = knowledge_base_create(project=alice.agent.project, slug="ops", name="Ops")
     document = document_from_text(kb=kb, title="Runbook", text="Restart it.", actor="test")
+    note = alice.post("/api/v1/notes", {"path": "ops/deploy.md", "content": "Deploy [[x]]."})
+    assert note.status_code == 201, note.content
     config_update(project=alice.agent.project, changes={"recent_window": 30}, changed_by="test")
+    run = alice.post(f"/api/v1/threads/{thread['id']}/runs", {}).json()
+    artifact = alice.post(f"/api/v1/runs/{run['id']}/artifacts", {"name": "a.md", "content": "x"})
+    assert artifact.status_code == 201, artifact.content
     return {
+        "artifact_id": artifact.json()["id"],
         "context_id": given.json()["context_id"],
         "thread_id": thread["id"],
         "kb_id": kb.id,
         "document_id": document.document.id,
         "entry_id": entry.json()["id"],
+        "note_id": note.json()["id"],
         "key_id": api_key_list(agent=alice.agent).first().id,
         "to_version": 1,
     }

@@ -128,3 +128,39 @@ def test_without_events_it_says_what_appears_here(admin):
 @pytest.mark.parametrize("role", ["operator", "curator", "moderator"])
 def test_other_roles_get_403(as_role, role):
     assert as_role(role).get("/console/audit/").status_code == 403
+
+
+def test_an_edit_shows_the_words_it_changed_even_deep_in_a_long_text(admin, alice):
+    filler = " ".join(f"word{n}" for n in range(80))
+    thread = alice.new_thread()
+    put = {"objective": f"{filler} ship on Friday {filler}", "decisions": [], "state": "",
+           "follow_ups": [], "version": 0}  # fmt: skip
+    url = f"/api/v1/threads/{thread['id']}/session-memory"
+    assert alice.put(url, put).status_code in (200, 201)
+    put.update(version=1, objective=f"{filler} ship on Monday {filler}")
+    assert alice.put(url, put).status_code == 200
+
+    response = admin.get("/console/audit/?action=session_memory.write")
+
+    _, changes, *_ = response.context["rows"][0]
+    objective = next(change for change in changes if change.key == "objective")
+    assert ("del", "Friday") in objective.words and ("ins", "Monday") in objective.words
+    assert ("gap", "…") in objective.words  # the unchanged stretches are elided, not the change
+    body = response.content.decode()
+    assert '<del class="diff-before">Friday</del><ins class="diff-after">Monday</ins>' in body
+
+
+def test_a_resumed_checkpoint_records_who_resumed_it_with_what_input(admin, alice):
+    thread = alice.new_thread()
+    run = alice.post(f"/api/v1/threads/{thread['id']}/runs", {"name": "refund"}).json()
+    checkpoint = alice.post(
+        f"/api/v1/runs/{run['id']}/checkpoints", {"state": {"step": 2}, "reason": "approve"}
+    ).json()
+    resumed = alice.post(f"/api/v1/checkpoints/{checkpoint['id']}/resume", {"input": {"ok": True}})
+    assert resumed.status_code == 200, resumed.content
+
+    page = admin.get(f"/console/threads/{thread['id']}/").content.decode()
+
+    checkpoints = page[page.index('id="thread-checkpoints"') : page.index('id="thread-snapshots"')]
+    assert "by <strong>agent:acme/alice</strong>" in checkpoints
+    assert "&quot;ok&quot;: true" in checkpoints and "&quot;step&quot;: 2" in checkpoints

@@ -205,7 +205,7 @@ def test_another_projects_context_is_open_to_operators(as_role, carol):
     assert as_role("operator").get(f"/console/contexts/{given['context_id']}/").status_code == 200
 
 
-@pytest.mark.parametrize("role", ["curator", "moderator", "admin", None])
+@pytest.mark.parametrize("role", ["curator", "moderator", None])
 def test_the_pages_need_the_operator_role(as_role, alice, role):
     thread = alice.new_thread()
     alice.append(thread["id"], {"role": "user", "content": "hello"})

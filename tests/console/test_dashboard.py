@@ -116,11 +116,11 @@ LINKS = {
         "ready": None,
         "Pending": None,
     },
-    "admin": {
+    "admin": {  # an admin holds every role
         "Projects": "/console/projects/",
-        "Threads": None,
-        "Entries pending approval": None,
-        "ready": None,
+        "Threads": "/console/threads/",
+        "Entries pending approval": "/console/moderation/?status=pending",
+        "ready": "/console/knowledge/?status=ready",
         "Pending": "/console/jobs/?status=pending",
     },
 }
@@ -159,4 +159,5 @@ def test_the_projects_page_lists_agents_with_links_for_the_viewers_roles(as_role
     assert f"/console/threads/?agent={alice.agent.id}" in operator
     assert "/console/config/" not in operator
     assert "/console/config/?level=acme%2Falice" in admin
-    assert "/console/threads/" not in admin.split("<main>")[1]
+    assert "/console/config/" not in operator.split("<main>")[1]
+    assert f"/console/threads/?agent={alice.agent.id}" in admin  # admin is a superset

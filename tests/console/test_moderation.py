@@ -4,6 +4,7 @@ import pytest
 
 from apps.audit.models import AuditEvent
 from apps.episodic.models import MemoryEntry
+from apps.memconfig.services import config_update
 
 QUEUE = "/console/moderation/"
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -60,14 +61,34 @@ def test_it_lists_pending_entries_with_their_evidence_marked_in_the_source_messa
     assert '<span class="badge pending">pending</span>' in page
 
 
-def test_without_the_operator_role_the_thread_is_named_but_not_linked(alice, moderator):
-    _propose(alice, "Prefers email", said="Please use email only.", evidence="email only")
+def test_a_moderator_without_the_operator_role_reads_the_messages_around_the_evidence(
+    alice, moderator
+):
+    thread = alice.new_thread(resource_id="cust-1")
+    messages = alice.append(
+        thread["id"],
+        {"role": "user", "content": "Where do my invoices go?"},
+        {"role": "assistant", "content": "To billing@old.example, by post too."},
+        {"role": "user", "content": "Please use email only."},
+        {"role": "assistant", "content": "Noted: email only from now on."},
+    )
+    alice.post(
+        "/api/v1/episodic",
+        {
+            "content": "Prefers email",
+            "resource_id": "cust-1",
+            "source": "user_assertion",
+            "evidence": "email only",
+            "message_id": messages[2]["id"],
+        },
+    )
 
     page = moderator.get(QUEUE).content.decode()
 
     assert "<mark>email only</mark>" in page
+    for said in ("Where do my invoices go?", "To billing@old.example", "Noted: email only"):
+        assert said in page
     assert "/console/threads/" not in page
-    assert "operator role needed" in page
 
 
 def test_message_and_entry_text_render_inert(alice, moderator):
@@ -90,21 +111,39 @@ def test_message_and_entry_text_render_inert(alice, moderator):
     )
 
 
-def test_it_shows_similar_entries_of_the_same_agent_and_resource(alice, bob, moderator):
+def test_it_shows_similar_entries_of_the_same_agent_and_resource(
+    alice, bob, moderator, use_embedder
+):
+    run_jobs = use_embedder(alice)
+    config_update(
+        project=alice.agent.project, changes={"episodic_dedupe_threshold": 1.0}, changed_by="t"
+    )
     entry = _propose(alice, "Invoices are emailed on the first of the month")
     _propose(alice, "Invoices are emailed on the first business day")
     _propose(alice, "Invoices are emailed weekly", resource_id="cust-2")
     _propose(bob, "Invoices are emailed on the first of each month")
+    run_jobs()
 
     response = moderator.get(QUEUE, {"resource": "cust-1", "agent": str(alice.agent.id)})
     row = _row(response.content.decode(), entry["id"])
 
     similar = row.split('class="similar"')[1]
     assert "Invoices are emailed on the first business day" in similar
-    assert "score " in similar
+    assert "similarity 0." in similar
     assert "Invoices are emailed on the first of the month" not in similar  # not itself
     assert "weekly" not in similar  # another resource
     assert "of each month" not in similar  # another agent
+
+
+def test_without_vectors_it_says_why_there_are_no_similar_entries(alice, moderator):
+    entry = _propose(alice, "Invoices are emailed on the first of the month")
+    _propose(alice, "Invoices are emailed on the first business day")
+
+    row = _row(moderator.get(QUEUE).content.decode(), entry["id"])
+
+    similar = row.split('class="similar"')[1]
+    assert "Similar entries are not shown: no embedder serves this project" in similar
+    assert "first business day" not in similar
 
 
 def test_filters_default_to_pending_and_narrow_by_agent_resource_and_status(alice, bob, moderator):
@@ -404,7 +443,7 @@ def test_without_htmx_an_entry_has_a_page_of_its_own_with_plain_forms(alice, mod
     assert response["Location"] == f"{QUEUE}?status=pending"
 
 
-@pytest.mark.parametrize("role", ["operator", "curator", "admin"])
+@pytest.mark.parametrize("role", ["operator", "curator"])
 def test_other_roles_can_neither_see_nor_moderate(alice, as_role, role):
     entry = _propose(alice, "Moderators only")
     client = as_role(role)
@@ -463,3 +502,139 @@ def test_approving_an_entry_next_to_its_live_twin_says_why_it_cannot(alice, mode
             response.content.decode()
         )
     assert MemoryEntry.objects.get(pk=first["id"]).status == "rejected"
+
+
+def _pending_badge(body: str) -> str:
+    return body.split('<span id="pending-count" hx-swap-oob="true">')[1].split("</span>")[0]
+
+
+def test_an_htmx_action_updates_the_pending_count_out_of_band(alice, moderator):
+    first = _propose(alice, "Ships from Rotterdam")
+    second = _propose(alice, "Ships from Antwerp")
+    _propose(alice, "Ships from Hamburg")
+    assert '<span class="badge pending" id="pending-count">3 pending</span>' in (
+        moderator.get(QUEUE).content.decode()
+    )
+
+    approved = moderator.post(f"{QUEUE}{first['id']}/approve/", **HTMX).content.decode()
+    deleted = moderator.post(f"{QUEUE}{second['id']}/delete/", **HTMX).content.decode()
+
+    assert _pending_badge(approved) == "2 pending"
+    assert _pending_badge(deleted) == "1 pending"
+
+
+def test_a_bulk_action_updates_the_pending_count_out_of_band(alice, moderator):
+    entries = [_propose(alice, f"Ships from port {n}") for n in range(3)]
+
+    body = moderator.post(
+        QUEUE,
+        {"action": "approve", "entries": [entries[0]["id"], entries[1]["id"]]},
+        **HTMX,
+    ).content.decode()
+
+    assert _pending_badge(body) == "1 pending"
+
+
+def test_the_acted_on_entrys_similar_badges_follow_where_rows_show_it(alice, moderator):
+    shown = _propose(alice, "Ships from Rotterdam")
+    other = _propose(alice, "Ships from Antwerp")
+
+    approved = moderator.post(
+        f"{QUEUE}{shown['id']}/approve/?status=", {"shown": [shown["id"]]}, **HTMX
+    ).content.decode()
+    deleted = moderator.post(
+        f"{QUEUE}{other['id']}/delete/", {"shown": [other["id"]]}, **HTMX
+    ).content.decode()
+    unseen = moderator.post(f"{QUEUE}{shown['id']}/reject/?status=", **HTMX).content.decode()
+
+    badge = f'hx-swap-oob="outerHTML:.sim-status-{shown["id"]}">approved</span>'
+    assert f'<span class="badge approved sim-status-{shown["id"]}" {badge}' in approved
+    assert f'hx-swap-oob="outerHTML:.sim-status-{other["id"]}">deleted</span>' in deleted
+    assert "sim-status-" not in unseen  # no row on the page shows it: nothing to swap
+
+
+def test_rows_show_similar_badges_that_actions_send_back(alice, moderator, use_embedder):
+    run_jobs = use_embedder(alice)
+    config_update(
+        project=alice.agent.project, changes={"episodic_dedupe_threshold": 1.0}, changed_by="t"
+    )
+    first = _propose(alice, "Invoices are emailed on the first of the month")
+    second = _propose(alice, "Invoices are emailed on the first business day")
+    run_jobs()
+
+    page = moderator.get(QUEUE).content.decode()
+
+    row = _row(page, first["id"])
+    assert f'class="shown-similar" name="shown" value="{second["id"]}"' in row
+    assert f'sim-status-{second["id"]}">pending</span>' in row
+    assert row.count('hx-include="#pending-count, .shown-similar"') == 3  # approve, reject, delete
+
+
+def test_edit_then_approve_refuses_a_near_duplicate_like_the_api(alice, moderator, use_embedder):
+    run_jobs = use_embedder(alice)
+    kept = _propose(alice, "Invoices are emailed on the first of the month")
+    entry = _propose(alice, "Printer jams on tray two")
+    run_jobs()
+
+    response = moderator.post(
+        f"{QUEUE}{entry['id']}/edit/",
+        {"content": "Invoices are emailed on the first of the month!"},
+        **HTMX,
+    )
+
+    body = response.content.decode()
+    assert kept["id"] in body and "episodic_dedupe_threshold" in body
+    stored = MemoryEntry.objects.get(pk=entry["id"])
+    assert (stored.content, stored.status) == ("Printer jams on tray two", "pending")
+
+
+def test_edit_then_approve_refuses_when_the_evidence_is_gone_from_its_message(alice, moderator):
+    from apps.threads.models import Message
+
+    entry = _propose(
+        alice, "Customer moved to Berlin", said="I moved to Berlin in May.", evidence="Berlin"
+    )
+    Message.objects.filter(pk=MemoryEntry.objects.get(pk=entry["id"]).message_id).update(
+        content="(redacted)"
+    )
+
+    response = moderator.post(
+        f"{QUEUE}{entry['id']}/edit/", {"content": "Customer lives in Berlin"}, **HTMX
+    )
+
+    assert "evidence: not found verbatim" in response.content.decode()
+    assert MemoryEntry.objects.get(pk=entry["id"]).status == "pending"
+
+
+def test_an_extracted_entry_shows_its_turn_with_the_evidence_marked(alice, moderator, settings):
+    import json
+
+    from apps.jobs.services import job_run_pending
+    from apps.providers.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer() as server:
+        settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY = server.base_url, "sk-test"
+        settings.OPENAI_MAX_RETRIES = 0
+        evidence = "record A holds the subscription"
+        answer = {"content": "Record A held it.", "source": "user_assertion", "evidence": evidence}
+        server.script(json.dumps({"entries": []}), json.dumps({"entries": [answer]}))
+        thread = alice.new_thread(resource_id="cust-1")
+        alice.append(
+            thread["id"],
+            {"role": "user", "content": "Still locked."},
+            {"role": "assistant", "content": "Which record holds it?"},
+        )
+        alice.append(
+            thread["id"],
+            {"role": "user", "content": f"I checked: {evidence}, B is checked."},
+            {"role": "assistant", "content": "Then merging A and B fixes it."},
+        )
+        job_run_pending()
+        page = moderator.get(QUEUE).content.decode()
+
+    entry = MemoryEntry.objects.get()
+    row = _row(page, entry.id)
+    assert f"I checked: <mark>{evidence}</mark>, B is checked." in row
+    assert "Then merging A and B fixes it." in row  # the rest of its turn
+    assert "Still locked." not in row  # an earlier turn
+    assert "from the turn #3–#4" in row

@@ -1,5 +1,7 @@
 """A thread's page: timeline with runs and tool calls, run state beside it, search, paging."""
 
+import html
+import json
 import re
 import time
 
@@ -53,17 +55,56 @@ def _page(operator, thread, **params) -> str:
     return response.content.decode()
 
 
-def test_tool_call_payloads_are_collapsed_under_their_message(operator, conversation):
+def _item(content: str, seq: int) -> str:
+    """The timeline item (a message, or a tool step) holding message seq."""
+    start = content.rindex('<li class="item', 0, content.index(f'id="m-{seq}"'))
+    return content[start : content.index("</li>", start)]
+
+
+def test_a_tool_call_and_its_result_are_one_step_folded_to_one_line(operator, conversation):
     content = _page(operator, conversation)
 
-    tool_call = re.search(r'<li class="msg assistant tool_call" id="m-2">(.*?)</li>', content, re.S)
-    assert tool_call, "the tool call has no message of its own"
-    assert "lookup_invoice" in tool_call.group(1)
-    details = re.search(
-        r"<details><summary>Payload</summary><pre>(.*?)</pre></details>", tool_call.group(1), re.S
+    step = _item(content, 2)
+    assert 'id="m-3"' in step, "the result is not in its call's step"
+    line = re.search(r'<summary class="step-line">(.*?)</summary>', step, re.S).group(1)
+    assert "lookup_invoice" in line and '<span class="badge ok">ok</span>' in line
+    assert re.search(r'class="latency"[^>]*>\d+ ms<', line)
+    assert "2 charges" in line  # the result's first words
+    assert "<details open" not in content  # folded until clicked
+
+
+def test_payloads_are_indented_json_never_python_repr(operator, conversation):
+    content = _page(operator, conversation)
+
+    payload = re.search(r'<pre class="json">(.*?)</pre>', _item(content, 2), re.S).group(1)
+    # Indented JSON (jsonb on PostgreSQL keeps its own key order).
+    assert json.loads(html.unescape(payload)) == {"invoice": 4417, "include": ["charges"]}
+    assert "{\n  &quot;" in payload and "[\n    &quot;charges&quot;\n  ]" in payload
+    assert "&#x27;invoice&#x27;" not in content and "True" not in payload
+    assert "data-copy" in _item(content, 2)
+
+
+def test_results_pair_with_their_call_by_tool_call_id_even_when_interleaved(operator, alice):
+    thread = alice.new_thread(title="Parallel tools")
+    alice.append(
+        thread["id"],
+        *[
+            {"role": "assistant", "kind": "tool_call", "name": name, "payload": {"id": name[0]}}
+            for name in ("weather", "news")
+        ],
+        {"role": "tool", "kind": "tool_result", "name": "news", "payload": {"tool_call_id": "n"}},
+        {
+            "role": "tool",
+            "kind": "tool_result",
+            "name": "weather",
+            "payload": {"tool_call_id": "w", "status": 503, "error": "upstream down"},
+        },
     )
-    assert details and "&#x27;invoice&#x27;: 4417" in details.group(1)
-    assert "<details open" not in content
+    content = _page(operator, Thread.objects.get(pk=thread["id"]))
+
+    weather, news = _item(content, 1), _item(content, 2)
+    assert 'id="m-4"' in weather and 'id="m-3"' in news
+    assert 'class="item step is-error' in weather and "is-error" not in news.split(">")[0]
 
 
 def test_each_message_shows_its_token_count(operator, conversation):
@@ -79,14 +120,53 @@ def test_each_message_shows_its_token_count(operator, conversation):
 def test_the_run_band_opens_the_run_and_messages_outside_it_follow(operator, conversation):
     content = _page(operator, conversation)
 
-    band = content.index('<li class="run-band">Run turn 1')
-    assert band < content.index('id="m-1"')
-    assert content.count('class="run-band"') == 1
+    band = content.index('<li class="run-band run-running"')
+    assert "Run turn 1" in content[band : content.index("</li>", band)]
+    # The call (#2) is in the run; the step holding it and its result ends the run's rail.
+    assert (
+        band
+        < content.index('id="m-1"')
+        < content.index('<li class="run-end')
+        < content.index('id="m-4"')
+    )
+    assert content.count('class="run-band') == 1
+
+
+def test_a_failed_run_shows_its_error_duration_and_end(operator, alice):
+    thread = alice.new_thread(title="Failing")
+    run = alice.post(f"/api/v1/threads/{thread['id']}/runs", {"name": "fetch"}).json()
+    alice.append(thread["id"], {"role": "user", "content": "go", "run_id": run["id"]})
+    finished = alice.post(
+        f"/api/v1/runs/{run['id']}/finish", {"status": "failed", "error": "quota exhausted (429)"}
+    )
+    assert finished.status_code == 200, finished.content
+    content = _page(operator, Thread.objects.get(pk=thread["id"]))
+
+    band = content[content.index('<li class="run-band run-failed"') :]
+    assert '<div class="run-error" role="note">quota exhausted (429)</div>' in band
+    assert re.search(r"after \d+\.\d s", band)
+    sidebar = content[content.index('id="thread-runs"') :]
+    assert f'href="?seq=1#run-{run["id"]}"' in sidebar and "quota exhausted (429)" in sidebar
+
+
+def test_a_run_is_never_repeated_where_pages_meet(operator, alice):
+    thread = alice.new_thread(title="Long run")
+    run = alice.post(f"/api/v1/threads/{thread['id']}/runs", {"name": "long"}).json()
+    alice.append(
+        thread["id"],
+        *[{"role": "user", "content": f"line {n}", "run_id": run["id"]} for n in range(1, 151)],
+    )
+    row = Thread.objects.get(pk=thread["id"])
+    content = _page(operator, row)
+    earlier = operator.get(f"/console/threads/{row.id}/earlier/?before=51", **HTMX)
+
+    assert "run-band" not in content and content.count('<li class="run-end') == 1
+    assert earlier.content.decode().count('<li class="run-band') == 1
 
 
 def test_it_shows_the_iteration_log_checkpoints_and_run_snapshots(operator, conversation):
     content = _page(operator, conversation)
-    aside = content[content.index("<aside>") :]
+    aside = content[content.index("<aside") :]
 
     log = aside[aside.index("<h2>Iteration log</h2>") : aside.index("<h2>Runs</h2>")]
     assert re.search(r'refund #2 <span class="badge succeeded">succeeded</span>', log)
@@ -98,10 +178,10 @@ def test_it_shows_the_iteration_log_checkpoints_and_run_snapshots(operator, conv
     checkpoints = aside[aside.index("<h2>Checkpoints</h2>") : aside.index("<h2>Run snapshots</h2>")]
     assert (
         "refund over limit" in checkpoints
-        and "&#x27;awaiting&#x27;: &#x27;approval&#x27;" in checkpoints
+        and "&quot;awaiting&quot;: &quot;approval&quot;" in checkpoints
     )
     snapshots = aside[aside.index("<h2>Run snapshots</h2>") :]
-    assert "turn 1 v1" in snapshots and "&#x27;orchestrator&#x27;" in snapshots
+    assert "turn 1 v1" in snapshots and "&quot;agent&quot;: &quot;orchestrator&quot;" in snapshots
 
 
 def test_observations_and_summaries_have_their_place_above_the_timeline(operator, conversation):
@@ -154,7 +234,7 @@ def long_thread(alice):
 
 
 def _seqs(content: str) -> list[int]:
-    return [int(seq) for seq in re.findall(r'<li class="msg[^"]*" id="m-(\d+)"', content)]
+    return [int(seq) for seq in re.findall(r'<div class="msg[^"]*" id="m-(\d+)"', content)]
 
 
 def _button(content: str, name: str) -> str | None:
@@ -199,7 +279,7 @@ def test_the_linked_message_is_highlighted(operator, long_thread):
     content = _page(operator, long_thread, seq=120)
 
     assert re.findall(
-        r'<li class="msg[^"]*highlight" id="m-(\d+)" aria-current="true">', content
+        r'<div class="msg[^"]*highlight" id="m-(\d+)" aria-current="true">', content
     ) == ["120"]
 
 
@@ -208,4 +288,58 @@ def test_a_link_to_a_missing_message_opens_the_newest_page(operator, long_thread
     content = _page(operator, long_thread, seq=seq)
 
     assert _seqs(content) == list(range(151, 251))
-    assert "highlight" not in re.findall(r'<li class="([^"]*)"', content)[0]
+    assert "highlight" not in re.findall(r'<div class="(msg[^"]*)"', content)[0]
+
+
+@pytest.fixture
+def tool_thread(alice):
+    """250 messages: a user turn, a call and its result, over and over; every 5th call has
+    no result (the agent gave up on it). Eight short turns first put such a call at #150, right
+    before the newest page."""
+    thread = alice.new_thread(title="Tools")
+    messages = [{"role": "user", "content": f"hello {n}"} for n in range(8)]
+    for turn in range(90):
+        messages.append({"role": "user", "content": f"turn {turn}"})
+        call = {
+            "role": "assistant",
+            "kind": "tool_call",
+            "name": "t",
+            "payload": {"id": f"c{turn}"},
+        }
+        messages.append(call)
+        if turn % 5:
+            result = {"tool_call_id": f"c{turn}"}
+            messages.append({"role": "tool", "kind": "tool_result", "name": "t", "payload": result})
+    alice.append(thread["id"], *messages[:250])
+    return Thread.objects.get(pk=thread["id"])
+
+
+def _pages_from(operator, thread, content: str, name: str) -> list[str]:
+    pages = []
+    while (url := _button(content, name)) is not None:
+        content = operator.get(url, **HTMX).content.decode()
+        pages.append(content)
+    return pages
+
+
+@pytest.mark.parametrize("seq", [None, 1, 120, 200])
+def test_paging_both_ways_shows_each_message_once_and_never_splits_a_step(
+    operator, tool_thread, seq
+):
+    first = _page(operator, tool_thread, **({} if seq is None else {"seq": seq}))
+    pages = [
+        *_pages_from(operator, tool_thread, first, "earlier"),
+        first,
+        *_pages_from(operator, tool_thread, first, "later"),
+    ]
+
+    seqs = sorted(s for page in pages for s in _seqs(page))
+    assert seqs == list(range(1, 251))
+    calls = Message.objects.filter(thread=tool_thread, kind="tool_call")
+    for call in calls:
+        result = Message.objects.filter(
+            thread=tool_thread, payload__tool_call_id=call.payload["id"]
+        )
+        if result.exists():
+            holder = next(page for page in pages if f'id="m-{call.seq}"' in page)
+            assert f'id="m-{result.get().seq}"' in _item(holder, call.seq), call.seq

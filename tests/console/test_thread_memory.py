@@ -57,7 +57,7 @@ def _band(content: str, observation) -> str:
 
 
 def _seqs(content: str) -> list[int]:
-    return [int(seq) for seq in re.findall(r'<li class="msg[^"]*" id="m-(\d+)"', content)]
+    return [int(seq) for seq in re.findall(r'<div class="msg[^"]*" id="m-(\d+)"', content)]
 
 
 def test_each_observation_is_a_band_before_the_first_message_it_covers(operator, observed):

@@ -113,3 +113,43 @@ def test_it_pages_threads_newest_activity_first_and_keeps_the_filters(operator, 
     assert [t.title for t in second.context["page"]] == ["t01", "t00"]
     assert 'href="?channel=web&amp;page=2"' in first.content.decode()
     assert "Page 1 of 2 (27)" in first.content.decode()
+
+
+def test_each_thread_shows_its_open_and_failed_runs_errors_and_last_activity(operator, alice):
+    thread = alice.new_thread(title="loop")
+    failed = alice.post(f"/api/v1/threads/{thread['id']}/runs", {"name": "a"}).json()
+    alice.post(f"/api/v1/threads/{thread['id']}/runs", {"name": "b"})  # left running
+    alice.post(f"/api/v1/runs/{failed['id']}/finish", {"status": "failed", "error": "boom"})
+    alice.append(
+        thread["id"],
+        {"role": "tool", "kind": "tool_result", "name": "t", "payload": {"status": 503}},
+        {"role": "tool", "kind": "tool_result", "name": "t", "payload": {"status": 200}},
+        {"role": "tool", "kind": "tool_result", "name": "t", "payload": {"error": "timeout"}},
+        {"role": "assistant", "kind": "error", "content": "gave up"},
+        {"role": "assistant", "content": "an error? no, all fine"},
+    )
+
+    body = operator.get("/console/threads/").content.decode()
+
+    row = body[body.index(">loop</a>") : body.index("</tr>", body.index(">loop</a>"))]
+    assert '<span class="badge running">1 open</span>' in row
+    assert '<span class="badge failed">1 failed</span>' in row
+    assert '<td class="error-count"><span class="badge error">3</span></td>' in row
+    assert "ago</time>" in row
+
+
+def test_a_search_shows_each_threads_matching_snippet_linked_to_the_hit(operator, alice):
+    thread = alice.new_thread(title="long")
+    alice.append(
+        thread["id"],
+        *[{"role": "user", "content": f"small talk {n}"} for n in range(5)],
+        {"role": "user", "content": "words " * 60 + "the refund for invoice 4417 failed " * 2},
+    )
+
+    body = operator.get("/console/threads/", {"q": "refund"}).content.decode()
+
+    hit = body[body.index('<div class="hit-snippet">') :]
+    hit = hit[: hit.index("</div>")]
+    assert f'href="/console/threads/{thread["id"]}/?seq=6#m-6">#6</a>' in hit
+    assert "<mark>refund</mark> for invoice 4417" in hit
+    assert hit.count("words") < 60 and "…" in hit  # the part around the hit, not the start

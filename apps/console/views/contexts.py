@@ -62,6 +62,8 @@ def _link_sources(thread, items: list[dict]) -> None:
             url = reverse("console:moderation-entry", args=[key])
         elif kind == "chunk" and key in documents:
             url = reverse("console:knowledge-document", args=[documents[key]])
+        elif kind == "note":  # a deleted note's page sends the operator back to the tree
+            url = reverse("console:note", args=[key])
         # A profile or session memory has no console page; a chunk out of the index no link.
         item["url"] = url
 

@@ -19,14 +19,17 @@ from apps.knowledge.selectors import (
     document_list,
     knowledge_base_browse,
     knowledge_base_by_id,
+    knowledge_base_sizes,
     knowledge_base_status_counts,
 )
 from apps.knowledge.services import (
     document_delete,
     document_from_text,
+    document_from_url,
     document_reindex,
     document_upload,
     knowledge_base_create,
+    knowledge_base_delete,
 )
 from apps.tenancy.selectors import project_list
 
@@ -70,7 +73,7 @@ def knowledge(request):
     project, status = filters.get("project"), filters.get("status") or None
     form = KnowledgeBaseCreateForm(request.POST if request.method == "POST" else None)
     if request.method == "POST":
-        kb = _create(form)
+        kb = _create(form, actor(request))
         if kb is not None:
             messages.success(request, f"Knowledge base {kb.slug} created. Upload documents here.")
             return redirect("console:knowledge-base", kb_id=kb.id)
@@ -95,12 +98,12 @@ def knowledge(request):
     )
 
 
-def _create(form):
+def _create(form, by: str):
     """Create the knowledge base the form describes, or put the reason on the form."""
     if not form.is_valid():
         return None
     try:
-        return knowledge_base_create(**form.cleaned_data)
+        return knowledge_base_create(actor=by, **form.cleaned_data)
     except Conflict as exc:
         form.add_error("slug", exc.message)
     except ApplicationError as exc:
@@ -116,21 +119,43 @@ def knowledge_base_detail(request, kb_id):
 
 
 @role_required(CURATOR)
+@require_http_methods(["GET", "POST"])
+def knowledge_base_delete_view(request, kb_id):
+    """GET: what deleting the knowledge base removes, and a button; POST: delete it."""
+    kb = _found(knowledge_base_by_id, kb_id=kb_id)
+    if request.method == "POST":
+        counts = knowledge_base_delete(kb=kb, actor=actor(request))
+        messages.success(
+            request,
+            f"Deleted knowledge base {kb.slug} with {counts['documents']} "
+            f"document{pluralize(counts['documents'])} and {counts['chunks']} "
+            f"chunk{pluralize(counts['chunks'])}.",
+        )
+        return redirect("console:knowledge")
+    context = {"kb": kb, "sizes": knowledge_base_sizes(kb=kb)}
+    return render(request, "console/knowledge/knowledge-base-delete.html", context)
+
+
+@role_required(CURATOR)
 @require_POST
 def knowledge_base_upload(request, kb_id):
-    """Store each uploaded file; refused files and duplicates are reported one by one."""
+    """Store each uploaded file and web page address; refusals and duplicates are reported."""
     kb = _found(knowledge_base_by_id, kb_id=kb_id)
     files = request.FILES.getlist("files")
+    urls = request.POST.get("urls", "").split()
     if getattr(request, "upload_too_large", False):
-        files = []  # the request was cut off at the oversized file; store none of it
+        files, urls = [], []  # the request was cut off at the oversized file; store none of it
         messages.error(
             request,
             f"A file is over the upload limit of "
             f"{filesizeformat(settings.KNOWLEDGE_MAX_UPLOAD_BYTES)}, so nothing was stored. "
             "Split that file; upload the others on their own.",
         )
-    elif not files:
-        messages.error(request, "Choose or drop at least one file to upload.")
+    elif not files and not urls:
+        messages.error(
+            request, "Choose or drop at least one file to upload, or give a web page's address."
+        )
+    pages = _store_urls(request, kb, urls)
     stored = 0
     for upload in files:
         try:
@@ -145,10 +170,28 @@ def knowledge_base_upload(request, kb_id):
             messages.warning(request, f"{upload.name} is already stored as “{title}”; skipped.")
     if stored:
         messages.success(request, f"Stored {stored} file{pluralize(stored)}; ingesting now.")
+    if pages:
+        messages.success(request, f"Added {pages} web page{pluralize(pages)}; fetching now.")
     if not request.htmx:
         return redirect("console:knowledge-base", kb_id=kb.id)
     context = {"kb": kb, **_document_page(request, kb)}
     return render(request, "console/knowledge/document-list.html", context)
+
+
+def _store_urls(request, kb, urls: list[str]) -> int:
+    """Store each web page address; refused ones and duplicates are reported one by one."""
+    stored = 0
+    for url in urls:
+        try:
+            result = document_from_url(kb=kb, url=url, actor=actor(request))
+        except ApplicationError as exc:
+            messages.error(request, f"{url} was refused: {_reason(exc)}")
+            continue
+        if result.created:
+            stored += 1
+        else:
+            messages.warning(request, f"{url} is already stored as “{result.document.title}”.")
+    return stored
 
 
 @role_required(CURATOR)
@@ -197,7 +240,9 @@ def document_detail(request, document_id):
 @role_required(CURATOR)
 @require_POST
 def document_reindex_post(request, document_id):
-    doc = document_reindex(document=_found(document_by_id, document_id=document_id))
+    doc = document_reindex(
+        document=_found(document_by_id, document_id=document_id), actor=actor(request)
+    )
     messages.success(request, f"Re-indexing “{doc.title}”; its chunks leave search until done.")
     if not request.htmx:
         return redirect("console:knowledge-document", document_id=doc.id)
@@ -251,14 +296,17 @@ def _found(selector, **kwargs):
 
 
 def _reason(exc: ApplicationError) -> str:
-    """The service's message without the API field prefix ("file: ", "text: ")."""
-    message = exc.message.removeprefix("file: ").removeprefix("text: ")
+    """The service's message without the API field prefix ("file: ", "text: ", "url: ")."""
+    message = exc.message.removeprefix("file: ").removeprefix("text: ").removeprefix("url: ")
     return message[:1].upper() + message[1:]
 
 
 urlpatterns = [
     path("knowledge/", knowledge, name="knowledge"),
     path("knowledge/<uuid:kb_id>/", knowledge_base_detail, name="knowledge-base"),
+    path(
+        "knowledge/<uuid:kb_id>/delete/", knowledge_base_delete_view, name="knowledge-base-delete"
+    ),
     path("knowledge/<uuid:kb_id>/upload/", knowledge_base_upload, name="knowledge-upload"),
     path("knowledge/<uuid:kb_id>/text/", knowledge_base_text, name="knowledge-text"),
     path("knowledge/documents/<uuid:document_id>/", document_detail, name="knowledge-document"),

@@ -2,7 +2,9 @@
 
 Every action URL carries the list's query string, so an action can answer with the row as it
 now is (or nothing, when the row no longer matches the status filter) and a plain form can
-redirect back to the same list.
+redirect back to the same list. An htmx action also answers, out of band, the page's pending
+count and the status badges of the acted-on entry where other rows list it as similar (the
+action forms send the ids those rows show, so only badges on the page are swapped).
 """
 
 from dataclasses import dataclass
@@ -12,26 +14,28 @@ from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
-from django.utils.html import format_html
-from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
 from apps.console.pages import paginate, query_without_page, render_page_or_fragment
 from apps.console.roles import MODERATOR, actor, role_required
+from apps.console.views.moderation_turn import TurnLine, turn_with_evidence
 from apps.core.errors import ApplicationError, NotFound
+from apps.episodic.edits import entry_edit_approve
+from apps.episodic.extraction import extraction_state
 from apps.episodic.models import EntryStatus, MemoryEntry
-from apps.episodic.selectors import SimilarEntry, entry_browse, entry_for_operator, entry_similar
-from apps.episodic.services import (
-    entry_bulk_moderate,
-    entry_delete,
-    entry_edit_approve,
-    entry_set_status,
+from apps.episodic.selectors import (
+    SimilarEntries,
+    entry_browse,
+    entry_for_operator,
+    entry_pending_count,
+    entry_similar,
+    extraction_counts_by_agent,
 )
+from apps.episodic.services import entry_bulk_moderate, entry_delete, entry_set_status
+from apps.providers.endpoint import endpoint_configured
 from apps.tenancy.selectors import agent_list
 
-# Characters of the source message shown on each side of the evidence.
-EVIDENCE_CONTEXT = 240
 BULK_VERBS = {"approve": "Approved", "reject": "Rejected", "delete": "Deleted"}
 
 
@@ -67,9 +71,21 @@ class BulkForm(forms.Form):
 @dataclass
 class EntryRow:
     entry: MemoryEntry
-    source: SafeString | None  # the source message, escaped, with the evidence in <mark>
+    turn: list[TurnLine]  # the messages around the evidence, the evidence marked in its own
     evidence_found: bool
-    similar: list[SimilarEntry]
+    similar: SimilarEntries
+
+
+@dataclass
+class AgentExtraction:
+    agent: object
+    enabled: bool
+    model: str
+    reason: str
+    turns: int
+    stored: int
+    duplicates: int
+    rejected: int
 
 
 @role_required(MODERATOR)
@@ -100,8 +116,33 @@ def moderation(request):
         "status": filters["status"],
         "query": query_without_page(request),
         "back": _query_string(request),
+        "pending_count": entry_pending_count(),
+        "oob_pending": request.method == "POST" and request.htmx,
     }
+    if not request.htmx:
+        context["extraction"] = _extraction_overview()
     return render_page_or_fragment(request, "console/moderation/list.html", "entry-list", context)
+
+
+def _extraction_overview() -> dict:
+    """Whether extraction runs, and per agent with a model: turns, stored, rejected."""
+    counts = extraction_counts_by_agent()
+    agents = []
+    for agent in agent_list():
+        state = extraction_state(agent=agent)
+        done = counts.get(agent.pk, {})
+        if not done and not state.enabled:
+            continue  # an agent that never extracted and does not now: nothing to show
+        agents.append(
+            AgentExtraction(
+                agent,
+                state.enabled,
+                state.model,
+                state.reason,
+                *(done.get(key) or 0 for key in ("turns", "stored", "duplicates", "rejected")),
+            )
+        )
+    return {"endpoint": endpoint_configured(), "agents": agents}
 
 
 @role_required(MODERATOR)
@@ -129,9 +170,12 @@ def entry_remove(request, entry_id):
     entry = _entry(entry_id)
     if entry is None:
         return _gone(request)
+    entry_id = entry.pk
     entry_delete(entry=entry, actor=actor(request))
     messages.success(request, f"Deleted “{_short(entry)}”.")
-    return HttpResponse("") if request.htmx else redirect(_back(request))
+    if not request.htmx:
+        return redirect(_back(request))
+    return render(request, "console/moderation/oob.html", _oob(request, entry_id, "deleted"))
 
 
 @role_required(MODERATOR)
@@ -174,45 +218,33 @@ def _answer(request, entry):
     if not request.htmx:
         return redirect(_back(request))
     status = _filters(request)[1]["status"]
+    oob = _oob(request, entry.pk, entry.status)
     if status and entry.status != status:
-        return HttpResponse("")
-    return _render_row(request, entry)
+        return render(request, "console/moderation/oob.html", oob)
+    return _render_row(request, entry, oob=oob)
 
 
-def _render_row(request, entry, edit_form=None):
+def _oob(request, entry_id, status: str) -> dict:
+    """What an htmx action also updates: the pending count, and this entry's similar badges
+    in the rows that show it (sent by the action form as `shown`)."""
+    shown = set(request.POST.getlist("shown"))
+    return {
+        "oob_pending": True,
+        "pending_count": entry_pending_count(),
+        "oob_badge": {"id": entry_id, "status": status} if str(entry_id) in shown else None,
+    }
+
+
+def _render_row(request, entry, edit_form=None, oob=None):
     context = {"row": _row(entry), "edit_form": edit_form, "back": _query_string(request)}
     if request.htmx:
-        return render(request, "console/moderation/entry.html", context)
+        return render(request, "console/moderation/entry.html", {**context, "oob": oob})
     return render(request, "console/moderation/detail.html", context)
 
 
 def _row(entry: MemoryEntry) -> EntryRow:
-    source, found = evidence_in_source(entry)
-    return EntryRow(entry, source, found, entry_similar(entry=entry))
-
-
-def evidence_in_source(entry: MemoryEntry) -> tuple[SafeString | None, bool]:
-    """Return (the source message around the evidence with the evidence marked, found or not).
-
-    Message and evidence are user text: format_html escapes every piece it is given.
-    """
-    if entry.message is None:
-        return None, False
-    text = entry.message.content
-    at = text.find(entry.evidence) if entry.evidence else -1
-    if at < 0:
-        return format_html("{}", Truncator(text).chars(EVIDENCE_CONTEXT * 2)), False
-    end = at + len(entry.evidence)
-    start, stop = max(0, at - EVIDENCE_CONTEXT), min(len(text), end + EVIDENCE_CONTEXT)
-    html = format_html(
-        "{}{}<mark>{}</mark>{}{}",
-        "…" if start else "",
-        text[start:at],
-        text[at:end],
-        text[end:stop],
-        "…" if stop < len(text) else "",
-    )
-    return html, True
+    turn, found = turn_with_evidence(entry)
+    return EntryRow(entry, turn, found, entry_similar(entry=entry))
 
 
 def _filters(request) -> tuple[EntryFilterForm, dict]:

@@ -8,15 +8,28 @@ they preceded (see snapshots_by_turn).
 from dataclasses import dataclass, field
 
 from django import forms
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.urls import path
+from django.utils.http import content_disposition_header
 
+from apps.audit.selectors import checkpoint_resumers
 from apps.console.pages import paginate, query_without_page, render_page_or_fragment
 from apps.console.roles import OPERATOR, role_required
+from apps.console.thread_stats import thread_activity
+from apps.console.timeline import (
+    Body,
+    json_text,
+    mark_runs,
+    run_duration,
+    run_spans,
+    snippet,
+    timeline_items,
+)
 from apps.context.selectors import snapshots_by_turn
 from apps.context.snapshots import snapshot_list
 from apps.core.errors import NotFound
+from apps.episodic.consolidation_selectors import consolidation_state
 from apps.memconfig.selectors import config_effective
 from apps.observations.observer import BUFFER_RATIO
 from apps.observations.selectors import (
@@ -25,7 +38,11 @@ from apps.observations.selectors import (
     observations_active,
     summary_latest,
 )
-from apps.runstate.selectors import run_state_for_thread
+from apps.runstate.selectors import (
+    artifact_for_operator,
+    artifacts_of_runs,
+    run_state_for_thread,
+)
 from apps.search.models import ItemKind
 from apps.search.scope import Scope
 from apps.search.selectors import search, search_for_agent
@@ -58,13 +75,16 @@ def thread_list(request):
     form.is_valid()  # a bad field is reported beside its input; the valid ones still filter
     filters = getattr(form, "cleaned_data", {})
     thread_ids = None
+    best_hits: dict = {}
     if filters.get("q"):
         project = filters.get("project")
         scope = Scope(kind=ItemKind.MESSAGE, project_id=project.id if project else None)
         hits = search(
             scopes=[scope], query=filters["q"], top_k=SEARCH_HITS_FOR_FILTER, signals=("lexical",)
         )
-        thread_ids = {hit.item.thread_id for hit in hits}
+        for hit in hits:  # best first: each thread keeps its best hit
+            best_hits.setdefault(hit.item.thread_id, hit)
+        thread_ids = set(best_hits)
     threads = thread_browse(
         project_id=filters["project"].id if filters.get("project") else None,
         agent_id=filters["agent"].id if filters.get("agent") else None,
@@ -74,12 +94,25 @@ def thread_list(request):
         until=filters.get("until"),
         thread_ids=thread_ids,
     )
-    context = {
-        "form": form,
-        "page": paginate(request, threads),
-        "query": query_without_page(request),
-    }
+    page = paginate(request, threads)
+    _annotate_threads(list(page), best_hits, filters.get("q", ""))
+    context = {"form": form, "page": page, "query": query_without_page(request)}
     return render_page_or_fragment(request, "console/threads/list.html", "thread-list", context)
+
+
+def _annotate_threads(threads: list, best_hits: dict, query: str) -> None:
+    """Give a page of threads their open and failed runs, error count and best search hit."""
+    activity = thread_activity(thread_ids=[thread.id for thread in threads])
+    for thread in threads:
+        thread.activity = activity.get(thread.id, {})
+        hit = best_hits.get(thread.id)
+        thread.hit = None
+        if hit is not None and hit.item.message is not None:
+            thread.hit = {
+                "seq": hit.item.message.seq,
+                "role": hit.item.message.role,
+                "snippet": snippet(hit.item.content, query),
+            }
 
 
 @role_required(OPERATOR)
@@ -89,22 +122,28 @@ def thread_detail(request, thread_id):
     around = _int(request.GET.get("seq"))
     if around is not None and not 1 <= around <= thread.last_seq:
         around = None  # a stale or mistyped link still opens the thread
-    messages, first_seq = timeline_page(thread=thread, around_seq=around, size=TIMELINE_PAGE)
+    messages, first_seq = _whole_steps(
+        thread, *timeline_page(thread=thread, around_seq=around, size=TIMELINE_PAGE)
+    )
     memory = _memory(thread)
     strategy, gauges = _gauges(thread, memory["active"], memory["summary"])
+    bands_before = _place(thread, messages, memory["bands"])
+    run_state = run_state_for_thread(thread=thread)
     context = {
         "thread": thread,
-        "timeline": messages,
+        "timeline": _items(thread, messages, highlight=around),
         "first_seq": first_seq,
         "highlight": around,
-        "bands_before": _place(thread, messages, memory["bands"]),
+        "bands_before": bands_before,
         "contexts": snapshot_list(thread=thread)[:SIDEBAR_CONTEXTS],
         "strategy": strategy,
         "gauges": gauges,
         "failures": observation_failures(thread=thread)[:SIDEBAR_FAILURES],
+        "consolidation": consolidation_state(thread=thread),
         **memory,
         **_later(thread, messages),
-        **run_state_for_thread(thread=thread),
+        **run_state,
+        **_sidebar_runs(thread, run_state),
     }
     return render(request, "console/threads/detail.html", context)
 
@@ -113,13 +152,17 @@ def thread_detail(request, thread_id):
 def thread_earlier(request, thread_id):
     """The fragment #load-earlier: older messages, and a button for the ones before them."""
     thread = _thread(thread_id)
-    messages, first_seq = timeline_page(
-        thread=thread, before_seq=_int(request.GET.get("before")), size=TIMELINE_PAGE
+    messages, first_seq = _whole_steps(
+        thread,
+        *timeline_page(
+            thread=thread, before_seq=_int(request.GET.get("before")), size=TIMELINE_PAGE
+        ),
+        tail=False,
     )
     bands_before = _place(thread, messages, _memory(thread)["bands"])
     context = {
         "thread": thread,
-        "timeline": messages,
+        "timeline": _items(thread, messages),
         "first_seq": first_seq,
         "bands_before": bands_before,
     }
@@ -130,13 +173,70 @@ def thread_earlier(request, thread_id):
 def thread_later(request, thread_id):
     """The fragment #load-later: newer messages, and a button for the ones after them."""
     thread = _thread(thread_id)
-    messages, _ = timeline_page(
-        thread=thread, after_seq=_int(request.GET.get("after")) or 0, size=TIMELINE_PAGE
+    messages, _ = _whole_steps(
+        thread,
+        *timeline_page(
+            thread=thread, after_seq=_int(request.GET.get("after")) or 0, size=TIMELINE_PAGE
+        ),
+        head=False,
     )
     # A band that began before these messages is already shown above them.
     _place(thread, messages, _memory(thread)["bands"])
-    context = {"thread": thread, "timeline": messages, **_later(thread, messages)}
+    context = {"thread": thread, "timeline": _items(thread, messages), **_later(thread, messages)}
     return render(request, "console/threads/load-later.html", context)
+
+
+def _whole_steps(thread, messages: list, first_seq, *, head: bool = True, tail: bool = True):
+    """Keep a tool call and its result on one page: a page does not begin with a result (head)
+    or end with a call (tail) while there are messages beyond it; those go to the neighbouring
+    page, whose "load" button starts or ends where this page now does.
+
+    A page loaded below shown messages keeps its head, one loaded above them its tail: the
+    messages next to those are not loaded again, so nothing may be left for them to show.
+    """
+    if head and len(messages) > 1 and messages[0].kind == "tool_result" and messages[0].seq > 1:
+        messages = messages[1:]
+    last = thread.last_seq
+    if tail and len(messages) > 1 and messages[-1].kind == "tool_call" and messages[-1].seq < last:
+        messages = messages[:-1]
+    return messages, (messages[0].seq if messages else first_seq)
+
+
+def _items(thread, messages, highlight=None) -> list:
+    """The page's messages as timeline items, with the runs they begin and end."""
+    items = timeline_items(messages)
+    runs = {message.run_id: message.run for message in messages if message.run_id}
+    mark_runs(items, runs, run_spans(thread=thread, run_ids=runs))
+    # A run's artifacts are listed where the run ends, as what it produced.
+    ending = [span for item in items for span in item.run_ends]
+    produced = artifacts_of_runs(run_ids=[span.run.id for span in ending])
+    for span in ending:
+        span.artifacts = produced.get(span.run.id, [])
+    for item in items:
+        item.open = highlight is not None and any(m.seq == highlight for m in item.messages)
+    return items
+
+
+def _sidebar_runs(thread, run_state: dict) -> dict:
+    """Runs with the seq of their first message (their place in the timeline), checkpoints and
+    snapshots with their JSON indented, and who resumed each checkpoint."""
+    bounds = run_spans(thread=thread, run_ids=[run.id for run in run_state["runs"]])
+    for run in run_state["runs"]:
+        run.first_seq, run.last_seq = bounds.get(run.id, (None, None))
+        run.duration = run_duration(run)
+    resumers = checkpoint_resumers(
+        checkpoint_ids=[c.id for c in run_state["checkpoints"] if c.status == "resumed"]
+    )
+    for checkpoint in run_state["checkpoints"]:
+        checkpoint.state_body = Body(json_text(checkpoint.state), True)
+        checkpoint.resume_json = (
+            None if checkpoint.resume_input is None else json_text(checkpoint.resume_input)
+        )
+        checkpoint.resume_body = Body(checkpoint.resume_json or "", True)
+        checkpoint.resumed_by = resumers.get(str(checkpoint.id), "")
+    for snapshot in run_state["snapshots"]:
+        snapshot.tree_body = Body(json_text(snapshot.tree), True)
+    return {}
 
 
 def _later(thread, messages) -> dict:
@@ -264,6 +364,18 @@ def thread_search(request, thread_id):
     )
 
 
+@role_required(OPERATOR)
+def artifact_download(request, artifact_id):
+    """An artifact's bytes as the run stored them, as an attachment (never shown inline)."""
+    try:
+        artifact = artifact_for_operator(artifact_id=artifact_id)
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+    response = HttpResponse(bytes(artifact.content), content_type=artifact.content_type)
+    response["Content-Disposition"] = content_disposition_header(True, artifact.name)
+    return response
+
+
 def _thread(thread_id):
     try:
         return thread_for_operator(thread_id=thread_id)
@@ -284,4 +396,5 @@ urlpatterns = [
     path("threads/<uuid:thread_id>/earlier/", thread_earlier, name="thread-earlier"),
     path("threads/<uuid:thread_id>/later/", thread_later, name="thread-later"),
     path("threads/<uuid:thread_id>/search/", thread_search, name="thread-search"),
+    path("artifacts/<uuid:artifact_id>/", artifact_download, name="artifact"),
 ]
