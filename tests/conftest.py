@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from apps.jobs.services import job_run_pending
 from apps.memconfig.services import config_update
+from apps.providers.fake_openai import FakeOpenAIServer
 from apps.tenancy.models import Agent
 from apps.tenancy.services import agent_get_or_create, api_key_issue, project_get_or_create
 
@@ -95,3 +96,19 @@ def use_embedder(db):
         return job_run_pending
 
     return configure
+
+
+@pytest.fixture
+def fake_openai():
+    """A server on loopback that speaks the OpenAI API; tests script its answers."""
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture
+def llm(fake_openai, settings):
+    """Point the providers at the fake server, without retries: every failure shows at once."""
+    settings.OPENAI_BASE_URL = fake_openai.base_url
+    settings.OPENAI_API_KEY = "sk-test"
+    settings.OPENAI_MAX_RETRIES = 0
+    return fake_openai
