@@ -1,7 +1,8 @@
 """Shared by the benchmarks: a fresh installation on either backend, gunicorn, small helpers.
 
-Not a benchmark itself; bench/ingest.py, bench/search.py, bench/context.py,
-bench/ingest_documents.py and bench/retrieval.py import it (run them as scripts).
+Not a benchmark itself; every script in bench/ imports it (run them as scripts). Each script
+also hands its headline figures to record(), which appends them as JSON lines to the file named
+by $BENCH_RESULTS when it is set: bench/run_all.py (`make bench`) collects them into RESULTS.md.
 
 A script loads data through the service layer by running itself in a Django subprocess, one
 loading task at a time: loader_run(script, env, task, **params) starts `script LOADER_ARG
@@ -64,7 +65,16 @@ def backend_environment(
     keep leaves the data directory and the PostgreSQL database in place, to study them later.
     """
     data_dir = tempfile.mkdtemp(prefix=prefix)
-    env = {**os.environ, "DATA_DIR": data_dir, "SECRET_KEY": "bench-only-secret-key"}
+    # The benchmarks measure the server, not the per-key rate limit (one client sends far more
+    # than API_RATE_LIMIT's 600 a minute), nor the JSON request log on standard error.
+    env = {
+        **os.environ,
+        "DATA_DIR": data_dir,
+        "SECRET_KEY": "bench-only-secret-key",
+        "API_RATE_LIMIT": "",
+        "LOG_FORMAT": "plain",
+        "LOG_LEVEL": "WARNING",
+    }
     env.pop("CELERY_BROKER_URL", None)
     try:
         if backend == "sqlite":
@@ -188,6 +198,40 @@ def expect_status(response: requests.Response, *statuses: int) -> requests.Respo
             f"{response.text[:500]}"
         )
     return response
+
+
+RESULTS_ENV = "BENCH_RESULTS"  # the file bench/run_all.py collects headline figures from
+_COMPARE = {
+    "<=": lambda value, bound: value <= bound,
+    ">=": lambda value, bound: value >= bound,
+    ">": lambda value, bound: value > bound,
+}
+
+
+def record(
+    benchmark: str,
+    backend: str,
+    case: str,
+    metric: str,
+    value: float,
+    unit: str,
+    target: tuple[str, float] | None = None,
+) -> None:
+    """Append one headline figure as a JSON line to the file $BENCH_RESULTS names, if set.
+
+    target is (op, bound), op one of <=, >=, >, bound in the figure's unit; the line says whether
+    the figure meets it.
+    """
+    path = os.environ.get(RESULTS_ENV)
+    if not path:
+        return
+    line = {"benchmark": benchmark, "backend": backend, "case": case, "metric": metric}
+    line |= {"value": round(float(value), 4), "unit": unit, "target": None, "met": None}
+    if target is not None:
+        op, bound = target
+        line |= {"target": [op, bound], "met": _COMPARE[op](value, bound)}
+    with open(path, "a", encoding="utf-8") as results:  # one write per line: appends stay whole
+        results.write(json.dumps(line) + "\n")
 
 
 def percentile(values: list[float], pct: float) -> float:

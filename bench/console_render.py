@@ -1,23 +1,30 @@
 """Console render benchmark: server-side render time of a thread page for a 10,000-message thread.
 
 Builds a fresh database (a temporary SQLite file, or a fresh PostgreSQL database
-`memory_console_bench_console`), stores one thread of --messages messages (user, assistant,
-tool calls with payloads, in runs) through the real write path, then renders the thread page
-(/console/threads/<id>/) with Django's test client as a logged-in operator, --renders times,
-and prints p50/p95 in milliseconds. The page shows the newest 100 messages, the runs, plan,
-iterations, checkpoints and snapshots; older messages load on demand.
+`memory_console_bench_console`), stores one thread of --messages messages as an agent loop logs
+them (user turns, tool calls with JSON arguments, JSON tool results paired by tool_call_id, some
+of them 429 / 503 errors, answers; in runs of 10, every 7th run failed) through the real write
+path, then renders the thread page (/console/threads/<id>/) with Django's test client as a
+logged-in operator, --renders times, and prints p50/p95 in milliseconds. The page shows the
+newest 100 messages as timeline steps with their runs' bands, and the runs, plan, iterations,
+checkpoints and snapshots beside them; older messages load on demand.
 
 Run: .venv/bin/python bench/console_render.py [--backend sqlite|postgres|both] [--messages 10000]
+Check that it works: .venv/bin/python bench/console_render.py --backend sqlite --messages 60
+--renders 3
 Target: p95 <= 150 ms.
 """
 
 import argparse
+import json
 import os
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from common import record  # bench/, the script's directory, is on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_SERVER = "postgres://postgres@127.0.0.1:5432"
@@ -79,14 +86,23 @@ def run_backend(backend: str, messages: int, renders: int) -> None:
         f"render p50={p50:.1f}ms p95={p95:.1f}ms [{verdict}, target p95 <= {TARGET_P95_MS} ms] "
         f"over {renders} renders"
     )
+    case = f"thread page, {messages:,} messages"
+    record("console_render", backend, case, "p95", p95, "ms", ("<=", TARGET_P95_MS))
+    record("console_render", backend, case, "p50", p50, "ms")
 
 
 def fill_thread(count: int) -> tuple[str, float]:
     """Store one thread of `count` messages in runs of 10, in batches; return its id and time."""
-    from apps.runstate.services import checkpoint_create, plan_put, snapshot_put
+    from apps.runstate.services import (
+        checkpoint_create,
+        checkpoint_resume,
+        plan_put,
+        snapshot_put,
+    )
     from apps.tenancy.services import agent_get_or_create, project_get_or_create
     from apps.threads.services import (
         MessageInput,
+        run_finish,
         run_start,
         thread_append_messages,
         thread_resolve_or_create,
@@ -100,38 +116,58 @@ def fill_thread(count: int) -> tuple[str, float]:
         thread=thread, expected_version=0, fields={"goal": "Answer", "steps": [{"title": "a"}]}
     )
     batch: list = []
-    run = None
+    runs = []
     for number in range(count):
         if number % 10 == 0:
-            run = run_start(thread=thread, name=f"turn {number // 10}")
-        batch.append(message_input(MessageInput, number, run.id))
+            runs.append(run_start(thread=thread, name=f"turn {number // 10}"))
+        batch.append(message_input(MessageInput, number, runs[-1].id))
         if len(batch) == 500:
             thread_append_messages(agent=agent, thread_id=thread.id, items=batch)
             batch = []
     if batch:
         thread_append_messages(agent=agent, thread_id=thread.id, items=batch)
+    for number, run in enumerate(runs[:-1]):
+        failed = number % 7 == 6
+        run_finish(
+            run=run,
+            status="failed" if failed else "succeeded",
+            summary="" if failed else "answered",
+            error="carrier API answered 503 three times" if failed else "",
+        )
+    run = runs[-1]
+    resumed = checkpoint_create(run=run, state={"step": 2}, reason="approval")
+    checkpoint_resume(checkpoint=resumed, resume_input={"approved": True}, actor="user:bench")
     checkpoint_create(run=run, state={"step": 3}, reason="approval")
     snapshot_put(run=run, tree={"agent": "orchestrator", "children": [{"agent": "worker"}]})
     return str(thread.id), time.perf_counter() - started
 
 
 def message_input(message_input_class, number: int, run_id):
-    """Return the number-th message: a user turn, a tool call, a tool result or an answer."""
+    """Return the number-th message: a user turn, a tool call, its result or an answer."""
     kind = number % 4
+    call_id = f"call_{number - number % 4 + 1}"
     if kind == 1:
+        arguments = json.dumps({"customer": number, "filters": {"status": "open", "limit": 20}})
         return message_input_class(
             role="assistant",
             kind="tool_call",
             name="search_orders",
-            payload={"customer": number, "filters": {"status": "open", "limit": 20}},
+            payload={"id": call_id, "arguments": arguments},
             run_id=run_id,
         )
     if kind == 2:
+        failed = number % 13 == 2
+        result = (
+            {"status": 429, "error": "rate limited"}
+            if failed
+            else {"orders": [{"id": number * 10 + i, "status": "open"} for i in range(number % 7)]}
+        )
         return message_input_class(
             role="tool",
             kind="tool_result",
             name="search_orders",
-            content=f"{number % 7} open orders found for customer {number}",
+            content=json.dumps(result),
+            payload={"tool_call_id": call_id, **({"status": 429} if failed else {})},
             run_id=run_id,
         )
     role = "user" if kind == 0 else "assistant"

@@ -91,6 +91,7 @@ from common import (
     task_vacuum,
     verdict,
 )
+from common import record as record_figure  # record() here notes an answer
 from search import (
     CHUNKS_PER_DOCUMENT,
     Query,
@@ -663,6 +664,11 @@ def report(results: dict[str, BackendRun], args: argparse.Namespace) -> None:
         "'tokens' = the answers' mean tokens."
     )
     print("\n".join(table(results)))
+    for backend, run in results.items():
+        for case in run.cases:
+            p95, p50 = percentile(case.latencies(""), 95), percentile(case.latencies(""), 50)
+            record_figure("context", backend, case.name, "p95", p95, "ms", ("<=", TARGET_MS))
+            record_figure("context", backend, case.name, "p50", p50, "ms")
     print("\nBlocks:")
     print("\n".join(block_lines(results)))
     print("\nData:")

@@ -38,6 +38,7 @@ from common import (
     log,
     manage,
     percentile,
+    record,
     verdict,
 )
 
@@ -206,6 +207,14 @@ def main() -> None:
     )
     for figures in results:
         print(report(figures))
+        name, backend = "ingest", figures.backend
+        record(name, backend, "single append", "p95", figures.p95_ms, "ms", ("<=", TARGET_P95_MS))
+        record(name, backend, "single append", "p50", figures.p50_ms, "ms")
+        for case, rate in (
+            ("batch-100 appends, 1 client", figures.batch_one_client),
+            (f"batch-100 appends, {CLIENTS} clients", figures.batch_clients),
+        ):
+            record(name, backend, case, "throughput", rate, "msg/s", (">=", TARGET_MSG_PER_S))
 
 
 if __name__ == "__main__":

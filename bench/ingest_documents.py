@@ -74,6 +74,7 @@ from common import (
     gunicorn,
     log,
     manage,
+    record,
     verdict,
 )
 
@@ -689,6 +690,17 @@ def main() -> None:
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
     results = [run_backend(backend, args) for backend in backends]
     print_table(results, args)
+    for figures in results:
+        name, backend, pdf, md = "ingest_documents", figures.backend, figures.pdf, figures.markdown
+        pdf_case, md_case = f"PDF {pdf.pages} pages", f"Markdown {md.files} files"
+        record(
+            name, backend, pdf_case, "upload -> ready", pdf.ready, "s", ("<=", TARGET_PDF_SECONDS)
+        )
+        record(name, backend, pdf_case, "pages/s", pdf.pages / pdf.ready, "pages/s")
+        record(name, backend, md_case, "first upload -> all ready", md.ready, "s")
+        record(name, backend, md_case, "failed documents", md.failed, "docs", ("<=", 0))
+        peak = figures.memory.total / 1024
+        record(name, backend, "worker + children", "peak RSS", peak, "MB", ("<=", TARGET_WORKER_MB))
 
 
 if __name__ == "__main__":

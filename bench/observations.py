@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import record  # bench/, the script's directory, is on sys.path
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -98,13 +100,17 @@ def run(args) -> None:
     figure("observations written", observer_rows.count())
     figure("reflections", reflections)
     figure("compression", f"{source / written:.1f}x ({source} -> {written} tokens)")
+    record("observations", "sqlite", "tool loop", "compression", source / written, "x")
     if lags:
         beyond = [max(0, lag - args.window) for lag in lags]
         figure("lag mean / max / end", f"{statistics.mean(lags):.1f} / {max(lags)} / {lags[-1]}")
         figure("lag beyond window", f"{statistics.mean(beyond):.1f} / {max(beyond)} / {beyond[-1]}")
+        record("observations", "sqlite", "tool loop", "lag mean", statistics.mean(lags), "msgs")
+        record("observations", "sqlite", "tool loop", "lag beyond window max", max(beyond), "msgs")
     if job_seconds:
         p50, worst = statistics.median(job_seconds) * 1000, max(job_seconds) * 1000
         figure("job ms p50 / max", f"{p50:.0f} / {worst:.0f}")
+        record("observations", "sqlite", "tool loop", "job p50", p50, "ms")
 
 
 def figure(name: str, value) -> None:

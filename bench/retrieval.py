@@ -42,7 +42,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from common import PG_SERVER, postgres_database
+from common import PG_SERVER, postgres_database, record
 from retrieval_data import SET_PATH, load_set, summary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -227,8 +227,11 @@ def print_table(embedder: Embedder, table: dict, all_modes: list) -> None:
         print()
 
 
-def verdicts(embedder: Embedder, table: dict, all_modes: list) -> list[str]:
-    """Return, per weights group, "fused recall@10 X vs best single Y" over all questions."""
+def verdicts(embedder: Embedder, table: dict, all_modes: list, backend: str) -> list[str]:
+    """Return, per weights group, "fused recall@10 X vs best single Y" over all questions.
+
+    Each is recorded too (see common.record).
+    """
     lines = []
     overall = table["all"]
     for group in dict.fromkeys(mode.group for mode in all_modes):
@@ -237,6 +240,8 @@ def verdicts(embedder: Embedder, table: dict, all_modes: list) -> list[str]:
         singles = {name: overall[members[(name,)]]["R@10"] for name in ("lexical", "vector")}
         best = max(singles, key=singles.get)
         mark = "above" if fused > singles[best] else "NOT above"
+        case = f"{embedder.name}, {group}, vs best single"
+        record("retrieval", backend, case, "fused recall@10", fused, "", (">", singles[best]))
         lines.append(
             f"[{embedder.name}, {group}] fused recall@10 {fused:.3f} vs best single "
             f"{singles[best]:.3f} ({best}): {mark}"
@@ -304,7 +309,7 @@ def main() -> None:
         lines = []
         for embedder in embedders():
             results["embedders"][embedder.name] = run_embedder(
-                embedder, loaded, data["questions"], all_modes
+                embedder, loaded, data["questions"], all_modes, args.backend
             )
             lines += results["embedders"][embedder.name]["verdicts"]
     print("\n".join(lines))
@@ -316,7 +321,9 @@ def main() -> None:
         log(f"wrote {args.json}")
 
 
-def run_embedder(embedder: Embedder, loaded, questions: list, all_modes: list) -> dict:
+def run_embedder(
+    embedder: Embedder, loaded, questions: list, all_modes: list, backend: str
+) -> dict:
     """Embed the set with one embedder, ask every question in every mode, print the table."""
     with embedder_endpoint(embedder):
         started = time.monotonic()
@@ -330,7 +337,7 @@ def run_embedder(embedder: Embedder, loaded, questions: list, all_modes: list) -
         log(f"{embedder.name}: {searches} searches in {time.monotonic() - started:.1f} s")
     table = aggregate(rows, all_modes)
     print_table(embedder, table, all_modes)
-    lines = verdicts(embedder, table, all_modes) + [overlap_line(embedder, rows)]
+    lines = verdicts(embedder, table, all_modes, backend) + [overlap_line(embedder, rows)]
     return {
         "embedder": asdict(embedder),
         "weights": {mode.label: asdict(mode.weights) for mode in all_modes},

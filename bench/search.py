@@ -79,6 +79,7 @@ from common import (
     manage,
     percentile,
     profile_request,
+    record,
     task_vacuum,
     verdict,
 )
@@ -949,6 +950,12 @@ def report(results: dict[str, BackendRun], args: argparse.Namespace) -> None:
         "of the summed counts of texts containing each query word (approximate)."
     )
     print("\n".join(table(results, args)))
+    for backend, run in results.items():
+        for case in run.cases:
+            p95, p50 = percentile(case.latencies(""), 95), percentile(case.latencies(""), 50)
+            target = ("<=", case.target_ms) if case.target_ms else None
+            record("search", backend, case.name, "p95", p95, "ms", target)
+            record("search", backend, case.name, "p50", p50, "ms")
     print("\nData:")
     print("\n".join(data_lines(results)))
     if args.profile:

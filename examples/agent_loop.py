@@ -5,7 +5,9 @@ For each user turn the agent
 2. asks Memory Console for the context (system_prompt + recent messages) and calls the model,
 3. runs the tools the model calls, logging each call and result, and calls the model again,
 4. appends the answer.
-Memory forms from the log on its own: observations, `[[MEMORY: …]]` facts, search.
+Memory forms from the log on its own: observations, `[[MEMORY: …]]` facts, search. The model
+also gets Memory Console's own tools (recall_memory, search_memory, remember) from
+GET /api/v1/tools; their calls are forwarded unchanged to POST /api/v1/tools/call.
 
 Run it against a server (`make run` prints a key) and any OpenAI-compatible endpoint:
 
@@ -17,6 +19,7 @@ Standard library and `openai` only.
 
 import json
 import os
+import urllib.error
 import urllib.request
 from datetime import UTC, datetime
 
@@ -24,6 +27,15 @@ from openai import OpenAI
 
 SYSTEM = "You are a helpful assistant. Use what you remember about the user below."
 MAX_TOOL_STEPS = 5
+# Memory Console's tools this agent lets its model call; it logs and reads context itself.
+MEMORY_TOOLS = (
+    "recall_memory",
+    "search_memory",
+    "remember",
+    "note_read",
+    "note_write",
+    "note_search",
+)
 
 
 class MemoryConsole:
@@ -44,6 +56,18 @@ class MemoryConsole:
 
     def append(self, thread_id: str, *messages: dict) -> None:
         self.call("POST", f"/threads/{thread_id}/messages", {"messages": list(messages)})
+
+    def tools(self, names) -> list[dict]:
+        """The named tools' function definitions, as `tools=` of a chat completion takes them."""
+        return [t for t in self.call("GET", "/tools")["tools"] if t["function"]["name"] in names]
+
+    def tool_call(self, name: str, arguments: str) -> str:
+        """Run a model's tool call as it wrote it; a bad call's error goes back to the model."""
+        try:
+            answer = self.call("POST", "/tools/call", {"name": name, "arguments": arguments})
+        except urllib.error.HTTPError as error:
+            return "Error: " + json.loads(error.read())["error"]["message"]
+        return json.dumps(answer["result"])
 
 
 # The agent's tools: name → (JSON schema of the arguments, function).
@@ -89,7 +113,7 @@ def turn(memory: MemoryConsole, model: OpenAI, model_name: str, thread_id: str, 
     tools = [
         {"type": "function", "function": {"name": name, "parameters": schema}}
         for name, (schema, _) in TOOLS.items()
-    ]
+    ] + memory.tools(MEMORY_TOOLS)
     for _ in range(MAX_TOOL_STEPS):
         context = memory.call("POST", f"/threads/{thread_id}/context", {"query": text})
         messages = [{"role": "system", "content": f"{SYSTEM}\n\n{context['system_prompt']}"}]
@@ -100,8 +124,11 @@ def turn(memory: MemoryConsole, model: OpenAI, model_name: str, thread_id: str, 
             break
         log = []
         for call in answer.tool_calls:
-            _, function = TOOLS[call.function.name]
-            output = str(function(**json.loads(call.function.arguments or "{}")))
+            if call.function.name in TOOLS:
+                _, function = TOOLS[call.function.name]
+                output = str(function(**json.loads(call.function.arguments or "{}")))
+            else:
+                output = memory.tool_call(call.function.name, call.function.arguments)
             log += [
                 {
                     "role": "assistant",
@@ -126,15 +153,16 @@ def main() -> None:
     memory = MemoryConsole(os.environ["MEMORY_CONSOLE_URL"], os.environ["MEMORY_CONSOLE_KEY"])
     model = OpenAI()  # OPENAI_API_KEY, OPENAI_BASE_URL from the environment
     chat = {"channel": "terminal", "external_id": os.environ.get("USER", "me"), "resource_id": "me"}
-    thread = memory.call("POST", "/threads", chat)
+    run = memory.call("POST", "/runs", {**chat, "name": "terminal session"})  # thread + run
     model_name = os.environ.get("MODEL", "gpt-4o-mini")
     while True:
         try:
             text = input("you> ").strip()
         except EOFError:
-            return
+            break
         if text:
-            print("agent>", turn(memory, model, model_name, thread["id"], text))
+            print("agent>", turn(memory, model, model_name, run["thread_id"], text))
+    memory.call("POST", f"/runs/{run['id']}/finish", {"status": "succeeded"})
 
 
 if __name__ == "__main__":

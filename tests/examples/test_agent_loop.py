@@ -1,6 +1,7 @@
 """examples/agent_loop.py against a real server and the loopback OpenAI-compatible model."""
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,13 @@ def test_each_turn_logs_the_user_the_tools_and_the_answer_and_reads_the_context(
     thread = memory.call("POST", "/threads", {"channel": "cli", "external_id": "t1"})
     model.script(
         "Noted. [[MEMORY: Ann's desk is in room 4.12]]",
-        {"tool_calls": [{"id": "call_1", "name": "current_time", "arguments": {}}]},
+        {
+            "tool_calls": [
+                {"id": "call_1", "name": "current_time", "arguments": {}},
+                {"id": "call_2", "name": "recall_memory", "arguments": {"query": "Ann desk"}},
+                {"id": "call_3", "name": "recall_memory", "arguments": {"top_k": 0}},
+            ]
+        },
         "It is morning; Ann sits in room 4.12.",
     )
 
@@ -58,14 +65,34 @@ def test_each_turn_logs_the_user_the_tools_and_the_answer_and_reads_the_context(
         ("user", "message", ""),
         ("assistant", "tool_call", "current_time"),
         ("tool", "tool_result", "current_time"),
+        ("assistant", "tool_call", "recall_memory"),
+        ("tool", "tool_result", "recall_memory"),
+        ("assistant", "tool_call", "recall_memory"),
+        ("tool", "tool_result", "recall_memory"),
         ("assistant", "message", ""),
     ]
-    assert MemoryEntry.objects.get().content == "Ann's desk is in room 4.12"
+    entry = MemoryEntry.objects.get()
+    assert entry.content == "Ann's desk is in room 4.12"
+    assert entry.recall_count == 1  # recall_memory ran through POST /api/v1/tools/call
     calls = model.bodies("/v1/chat/completions")
     assert len(calls) == 3
     system = calls[1]["messages"][0]["content"]
     assert "<memory>" in system and "room 4.12" in system
     after_tool = calls[2]["messages"]
-    assert after_tool[-2]["tool_calls"][0]["id"] == "call_1"
-    assert after_tool[-1]["role"] == "tool" and after_tool[-1]["tool_call_id"] == "call_1"
-    assert calls[2]["tools"][0]["function"]["name"] == "current_time"
+    results = {m["tool_call_id"]: m["content"] for m in after_tool if m["role"] == "tool"}
+    assert set(results) == {"call_1", "call_2", "call_3"}
+    recalled = json.loads(results["call_2"])["results"]
+    assert [hit["id"] for hit in recalled] == [str(entry.id)]
+    assert results["call_3"].startswith("Error: arguments.query: Field required")
+    offered = [tool["function"]["name"] for tool in calls[2]["tools"]]
+    assert offered == [
+        "current_time",
+        "search_memory",
+        "recall_memory",
+        "remember",
+        "note_read",
+        "note_write",
+        "note_search",
+    ]
+    recall_schema = calls[2]["tools"][2]["function"]["parameters"]
+    assert recall_schema["required"] == ["query"]
