@@ -118,9 +118,14 @@ def job_claim_from_dead(*, job_id, worker: str) -> Job | None:
     return Job.objects.get(pk=job_id) if claimed else None
 
 
-def celery_holder(node: str) -> str:
-    """Name a Celery worker process as a job's holder: its node and its process id."""
-    return f"celery:{node}:{os.getpid()}"
+def celery_holder(node: str | None) -> str:
+    """Name a Celery worker process as a job's holder: its node and its process id.
+
+    run_job called directly (no worker, so no node) runs in this machine's process: naming
+    the machine lets holder_dead() ask the process table rather than ping a node that does
+    not exist, which would find every direct caller dead and let a duplicate take its job.
+    """
+    return f"celery:{node or socket.gethostname()}:{os.getpid()}"
 
 
 def holder_dead(locked_by: str) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from django.db import transaction
 
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.services import holder_dead, job_enqueue
+from apps.jobs.services import celery_holder, holder_dead, job_enqueue
 from memory_console.celery import app
 from tests.jobs.conftest import use_broker, wait_for
 from tests.processes import ROOT, database_url, wait_until
@@ -85,3 +85,12 @@ def test_a_holder_is_dead_only_when_known_to_be(db):
     assert holder_dead(f"celery:celery@{os.uname().nodename}:{gone.pid}")
     assert not holder_dead("worker-7")  # a run_worker process: the lease decides
     assert not holder_dead("celery:celery@elsewhere")  # no process id named
+
+
+def test_run_job_called_without_a_worker_names_a_live_holder(db):
+    # A direct call has no Celery node: its holder is this machine's process, alive while it
+    # runs, so a second delivery of the same job cannot take it over (no node to ping).
+    holder = celery_holder(None)
+
+    assert holder == f"celery:{os.uname().nodename}:{os.getpid()}"
+    assert not holder_dead(holder)
