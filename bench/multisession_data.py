@@ -21,6 +21,7 @@ import argparse
 import json
 import random
 import re
+import sys
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -29,6 +30,9 @@ from retrieval_data import SOURCE as GENERIC_SOURCE
 from retrieval_data import Pair, fill_pair, parse_source, summary
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # apps.evaluation.dates: the placeholders' one definition
+from apps.evaluation.dates import date_fields  # noqa: E402
+
 SOURCE = HERE / "data" / "multisession_source.txt"
 SET_PATH = HERE / "data" / "multisession_set.json"
 SEED = 20251123
@@ -285,19 +289,6 @@ def timestamps(rng: random.Random, start: datetime, turns: list[Laid]) -> list[d
         moment += timedelta(seconds=rng.randint(4, 40) if turn.role == "user" else 0)
         moment += timedelta(seconds=rng.randint(30, 420) if turn.role == "assistant" else 0)
     return moments
-
-
-def date_fields(moment: datetime) -> dict[str, str]:
-    """The placeholders a temporal question may use, for this moment."""
-    day = moment.day
-    suffix = "th" if 10 <= day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
-    return {
-        "weekday": moment.strftime("%A"),
-        "day": str(day),
-        "ordinal": f"{day}{suffix}",
-        "month": moment.strftime("%B"),
-        "year": str(moment.year),
-    }
 
 
 def build_conversation(seed: int, conversation: Conversation, generic, generic_slots: dict):
