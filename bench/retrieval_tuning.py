@@ -26,7 +26,7 @@ from dataclasses import fields
 
 # Values to try per known FusionWeights field. Shares and boosts include 0 (the step off).
 GRID: dict[str, tuple] = {
-    "lexical": (0.25, 0.5, 1.0, 2.0),
+    "lexical": (0.25, 0.5, 1.0, 2.0, 4.0),
     "vector": (0.5, 1.0, 2.0),
     "recency": (0.0, 0.05, 0.2),
     "half_life_days": (7.0, 30.0, 90.0),
