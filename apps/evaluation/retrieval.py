@@ -1,29 +1,49 @@
-"""Measure how well search finds the labelled answers of the retrieval set.
+"""Measure how well search finds the labelled answers of a retrieval set.
 
-The set (bench/data/retrieval_set.json) holds multi-session conversations and questions whose
-answering messages are labelled by "session:turn" with a grade (2 = the answer, 1 = support).
-It is loaded through the real write path into a project, and every question is asked with the
-search service scoped to its user's messages, by each signal alone and fused.
+A set (bench/data/retrieval_set.json, bench/data/multisession_set.json) holds multi-session
+conversations and questions whose answering messages are labelled by "session:turn" with a grade
+(2 = the answer, 1 = support). It is loaded through the real write path into a project: a thread
+per session, or one thread per conversation when the conversation says "thread": "single" (its
+sessions then apart only in time, or as runs when a session says "run": true), each turn with
+its speaker's `name` when it has one. Every question is asked with the search service scoped to
+its user's messages, by each signal alone and fused.
 """
 
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.utils import timezone
 
+from apps.evaluation.dates import date_fields
 from apps.search.fusion import FusionWeights
 from apps.search.scope import Scope
 from apps.search.selectors import default_weights, query_embed, search
 from apps.tenancy.models import Agent, Project
 from apps.tenancy.services import agent_get_or_create
-from apps.threads.services import MessageInput, thread_append_messages, thread_resolve_or_create
+from apps.threads.models import RunStatus
+from apps.threads.services import (
+    MessageInput,
+    run_finish,
+    run_start,
+    thread_append_messages,
+    thread_resolve_or_create,
+)
 
 TOP_K = 20
 CUTOFFS = (5, 10, 20)
-TYPES_ORDER = ("exact", "paraphrase", "temporal", "all")
+TYPES_ORDER = (
+    "exact",
+    "paraphrase",
+    "adjacent",
+    "session",
+    "multi_hop",
+    "temporal",
+    "speaker",
+    "all",
+)
 METRICS = ("R@5", "R@10", "R@20", "MRR", "nDCG@10")
 
 
@@ -45,6 +65,7 @@ class Loaded:
     agent: Agent
     resources: dict
     keys: dict  # message id -> "session:turn"
+    shifts: dict = field(default_factory=dict)  # conversation id -> timedelta added to its times
 
 
 def set_load(path: Path) -> dict:
@@ -52,7 +73,11 @@ def set_load(path: Path) -> dict:
 
 
 def time_shifts(data: dict, enabled: bool) -> dict[str, timedelta]:
-    """Return, per conversation, what to add to its timestamps so its newest is an hour old."""
+    """Return, per conversation, what to add to its timestamps so its newest is recent.
+
+    The shift is whole weeks, so a weekday stays the same weekday: the newest message ends up
+    an hour to a week old, which is what the wall-clock recency bonus should see.
+    """
     shifts = {}
     for conversation in data["conversations"]:
         newest = max(
@@ -61,21 +86,24 @@ def time_shifts(data: dict, enabled: bool) -> dict[str, timedelta]:
             for turn in session["turns"]
         )
         target = timezone.now() - timedelta(hours=1)
-        shifts[conversation["id"]] = target - newest if enabled else timedelta(0)
+        weeks = (target - newest) // timedelta(weeks=1)
+        shifts[conversation["id"]] = timedelta(weeks=weeks) if enabled else timedelta(0)
     return shifts
 
 
 def load_conversations(data: dict, shifts: dict[str, timedelta], *, project: Project) -> Loaded:
     """Store every session through the services: a thread per session, a resource per user."""
     agent, _ = agent_get_or_create(project=project, slug="assistant")
-    loaded = Loaded(project, agent, {}, {})
+    loaded = Loaded(project, agent, {}, {}, shifts)
     for conversation in data["conversations"]:
+        single = conversation.get("thread") == "single"
+        user = conversation["user"]
         for session in conversation["sessions"]:
             thread, _ = thread_resolve_or_create(
                 agent=agent,
                 resource_id=conversation["resource"],
-                external_id=session["id"],
-                title=f"{conversation['user']}, {session['id']}",
+                external_id=conversation["id"] if single else session["id"],
+                title=user if single else f"{user}, {session['id']}",
             )
             loaded.resources[conversation["id"]] = thread.resource_id
             _append_session(loaded, thread, session, shifts[conversation["id"]])
@@ -83,17 +111,31 @@ def load_conversations(data: dict, shifts: dict[str, timedelta], *, project: Pro
 
 
 def _append_session(loaded: Loaded, thread, session: dict, shift: timedelta) -> None:
+    run = run_start(thread=thread, name=session["id"]) if session.get("run") else None
     items = [
         MessageInput(
             role=turn["role"],
             content=turn["content"],
+            name=turn.get("name", ""),
             created_at=datetime.fromisoformat(turn["created_at"]) + shift,
+            run_id=run.id if run else None,
         )
         for turn in session["turns"]
     ]
     appended = thread_append_messages(agent=loaded.agent, thread_id=thread.id, items=items)
     for index, result in enumerate(appended):
         loaded.keys[result.message.id] = f"{session['id']}:{index}"
+    if run is not None:
+        run_finish(run=run, status=RunStatus.SUCCEEDED)
+
+
+def question_text(question: dict, shift: timedelta = timedelta(0)) -> str:
+    """Return the question as asked: a dated one names its anchor moment as moved by shift."""
+    if "template" not in question:
+        return question["question"]
+    return question["template"].format_map(
+        date_fields(datetime.fromisoformat(question["anchor"]) + shift)
+    )
 
 
 def standard_modes(weights: FusionWeights | None = None, group: str = "default") -> list[Mode]:
@@ -121,7 +163,7 @@ def ranked_keys(loaded: Loaded, question: dict, mode: Mode, vector) -> list[str]
     )
     hits = search(
         scopes=[scope],
-        query=question["question"],
+        query=question_text(question, loaded.shifts.get(question["conversation"], timedelta(0))),
         top_k=TOP_K,
         vector=vector if "vector" in mode.signals else None,
         weights=mode.weights,
@@ -157,17 +199,33 @@ class EmbedderUnavailable(Exception):
     """The project's embedder failed during an evaluation, so its figures would be wrong."""
 
 
-def evaluate(loaded: Loaded, questions: list[dict], modes: list[Mode], progress=None) -> list:
-    """Return each question's metrics and top results under every mode."""
-    rows = []
-    for number, question in enumerate(questions, start=1):
-        embedded = query_embed(project_id=loaded.project.id, query=question["question"])
+def question_vectors(loaded: Loaded, questions: list[dict]) -> dict:
+    """Return each question's vector under the project's serving index (None: no index)."""
+    vectors = {}
+    for question in questions:
+        shift = loaded.shifts.get(question["conversation"], timedelta(0))
+        embedded = query_embed(project_id=loaded.project.id, query=question_text(question, shift))
         if embedded.failed:
             # Search would fall back to words alone; figures labelled "vector" would mislead.
             raise EmbedderUnavailable(
                 f"the embedder could not embed question {question['id']}; see the server log"
             )
-        vector = embedded.vector
+        vectors[question["id"]] = embedded.vector
+    return vectors
+
+
+def evaluate(
+    loaded: Loaded, questions: list[dict], modes: list[Mode], progress=None, vectors=None
+) -> list:
+    """Return each question's metrics and top results under every mode.
+
+    vectors (from question_vectors) saves embedding the questions again on repeated calls.
+    """
+    if vectors is None:
+        vectors = question_vectors(loaded, questions)
+    rows = []
+    for number, question in enumerate(questions, start=1):
+        vector = vectors[question["id"]]
         grades = grades_of(question)
         row = {"id": question["id"], "type": question["type"], "modes": {}}
         for mode in modes:
@@ -180,13 +238,13 @@ def evaluate(loaded: Loaded, questions: list[dict], modes: list[Mode], progress=
 
 
 def aggregate(rows: list[dict], modes: list[Mode]) -> dict:
-    """Return mean metrics by question type (and "all") for every mode."""
+    """Return mean metrics by question type (and "all") for every mode; types asked only."""
     table: dict = {}
     for kind in TYPES_ORDER:
         chosen = [row for row in rows if kind in ("all", row["type"])]
-        table[kind] = {"n": len(chosen)}
         if not chosen:
             continue
+        table[kind] = {"n": len(chosen)}
         for mode in modes:
             table[kind][mode.label] = {
                 metric: sum(row["modes"][mode.label][metric] for row in chosen) / len(chosen)

@@ -1,6 +1,8 @@
 import json
+from datetime import datetime, timedelta
 
 import pytest
+from django.utils import timezone
 
 from apps.evaluation.retrieval import ndcg, score
 from apps.jobs.services import job_run_pending
@@ -132,3 +134,94 @@ def test_evaluation_stops_rather_than_report_vector_figures_without_vectors(alic
         fake.fail_next(10, status=500)
         with pytest.raises(retrieval.EmbedderUnavailable, match="question q1"):
             retrieval.evaluate(loaded, TINY_SET["questions"], modes)
+
+
+LONG_SET = {
+    "conversations": [
+        {
+            "id": "ops",
+            "user": "Maria",
+            "resource": "platform",
+            "thread": "single",
+            "sessions": [
+                {
+                    "id": "ops-s1",
+                    "run": True,
+                    "turns": [
+                        {
+                            "role": "user",
+                            "name": "Priya",
+                            "content": "Patch forward, keep the old shards.",
+                            "created_at": "2025-03-04T10:00:00+00:00",
+                        },
+                        {
+                            "role": "assistant",
+                            "content": "Will do.",
+                            "created_at": "2025-03-04T10:00:09+00:00",
+                        },
+                    ],
+                },
+                {
+                    "id": "ops-s2",
+                    "run": False,
+                    "turns": [
+                        {
+                            "role": "user",
+                            "name": "Tom",
+                            "content": "Restart the indexer.",
+                            "created_at": "2025-03-09T15:00:00+00:00",
+                        },
+                    ],
+                },
+            ],
+        }
+    ],
+    "questions": [
+        {
+            "id": "t1",
+            "type": "temporal",
+            "conversation": "ops",
+            "question": "What did Priya want on Tuesday March 4th?",
+            "template": "What did Priya want on {weekday} {month} {ordinal}?",
+            "anchor": "2025-03-04T10:00:00+00:00",
+            "relevant": [{"session": "ops-s1", "turn": 0, "grade": 2}],
+        }
+    ],
+}
+
+
+def test_a_single_thread_conversation_loads_its_sessions_as_runs_with_speakers(alice):
+    from apps.evaluation import retrieval
+    from apps.threads.models import Message, Run, Thread
+
+    project = alice.agent.project
+    shifts = retrieval.time_shifts(LONG_SET, True)
+    loaded = retrieval.load_conversations(LONG_SET, shifts, project=project)
+
+    [thread] = Thread.objects.filter(agent__project=project, external_id="ops")
+    messages = list(Message.objects.filter(thread=thread).order_by("seq"))
+    assert [m.seq for m in messages] == [1, 2, 3]
+    assert [m.name for m in messages] == ["Priya", "", "Tom"]
+    [run] = Run.objects.filter(thread=thread)
+    assert (run.name, run.status) == ("ops-s1", "succeeded")
+    assert [m.run_id for m in messages] == [run.id, run.id, None]
+    assert sorted(loaded.keys.values()) == ["ops-s1:0", "ops-s1:1", "ops-s2:0"]
+    first = LONG_SET["conversations"][0]["sessions"][0]["turns"][0]
+    stored = datetime.fromisoformat(first["created_at"])
+    assert messages[0].created_at == stored + shifts["ops"]
+    assert messages[0].created_at.weekday() == stored.weekday()  # moved by whole weeks
+    age = timezone.now() - messages[2].created_at
+    assert timedelta(hours=1) <= age <= timedelta(days=7, hours=1)
+
+
+def test_a_dated_question_names_the_moved_date():
+    from apps.evaluation import retrieval
+
+    [question] = LONG_SET["questions"]
+
+    assert retrieval.question_text(question) == "What did Priya want on Tuesday March 4th?"
+    moved = retrieval.question_text(question, timedelta(weeks=60))
+    assert moved == "What did Priya want on Tuesday April 28th?"
+    assert retrieval.question_text(TINY_SET["questions"][0], timedelta(weeks=9)) == (
+        "What is my cat called?"
+    )
