@@ -26,6 +26,7 @@ from apps.console.timeline import (
     snippet,
     timeline_items,
 )
+from apps.console.timeline_html import code_html, timeline_html
 from apps.context.selectors import snapshots_by_turn
 from apps.context.snapshots import snapshot_list
 from apps.core.errors import NotFound
@@ -129,9 +130,11 @@ def thread_detail(request, thread_id):
     strategy, gauges = _gauges(thread, memory["active"], memory["summary"])
     bands_before = _place(thread, messages, memory["bands"])
     run_state = run_state_for_thread(thread=thread)
+    timeline = _items(thread, messages, highlight=around)
     context = {
         "thread": thread,
-        "timeline": _items(thread, messages, highlight=around),
+        "timeline": timeline,
+        "timeline_html": timeline_html(timeline, around),
         "first_seq": first_seq,
         "highlight": around,
         "bands_before": bands_before,
@@ -160,9 +163,11 @@ def thread_earlier(request, thread_id):
         tail=False,
     )
     bands_before = _place(thread, messages, _memory(thread)["bands"])
+    timeline = _items(thread, messages)
     context = {
         "thread": thread,
-        "timeline": _items(thread, messages),
+        "timeline": timeline,
+        "timeline_html": timeline_html(timeline),
         "first_seq": first_seq,
         "bands_before": bands_before,
     }
@@ -182,7 +187,13 @@ def thread_later(request, thread_id):
     )
     # A band that began before these messages is already shown above them.
     _place(thread, messages, _memory(thread)["bands"])
-    context = {"thread": thread, "timeline": _items(thread, messages), **_later(thread, messages)}
+    timeline = _items(thread, messages)
+    context = {
+        "thread": thread,
+        "timeline": timeline,
+        "timeline_html": timeline_html(timeline),
+        **_later(thread, messages),
+    }
     return render(request, "console/threads/load-later.html", context)
 
 
@@ -228,14 +239,15 @@ def _sidebar_runs(thread, run_state: dict) -> dict:
         checkpoint_ids=[c.id for c in run_state["checkpoints"] if c.status == "resumed"]
     )
     for checkpoint in run_state["checkpoints"]:
-        checkpoint.state_body = Body(json_text(checkpoint.state), True)
-        checkpoint.resume_json = (
-            None if checkpoint.resume_input is None else json_text(checkpoint.resume_input)
+        checkpoint.state_html = code_html(Body(json_text(checkpoint.state), True))
+        checkpoint.resume_html = (
+            None
+            if checkpoint.resume_input is None
+            else code_html(Body(json_text(checkpoint.resume_input), True))
         )
-        checkpoint.resume_body = Body(checkpoint.resume_json or "", True)
         checkpoint.resumed_by = resumers.get(str(checkpoint.id), "")
     for snapshot in run_state["snapshots"]:
-        snapshot.tree_body = Body(json_text(snapshot.tree), True)
+        snapshot.tree_html = code_html(Body(json_text(snapshot.tree), True))
     return {}
 
 
