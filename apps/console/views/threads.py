@@ -130,7 +130,11 @@ def thread_detail(request, thread_id):
     strategy, gauges = _gauges(thread, memory["active"], memory["summary"])
     bands_before = _place(thread, messages, memory["bands"])
     run_state = run_state_for_thread(thread=thread)
-    timeline = _items(thread, messages, highlight=around)
+    # One grouped query for the bounds of the page's runs and of the sidebar's.
+    bounds = run_spans(
+        run_ids={message.run_id for message in messages} | {run.id for run in run_state["runs"]}
+    )
+    timeline = _items(messages, bounds, highlight=around)
     context = {
         "thread": thread,
         "timeline": timeline,
@@ -146,7 +150,7 @@ def thread_detail(request, thread_id):
         **memory,
         **_later(thread, messages),
         **run_state,
-        **_sidebar_runs(thread, run_state),
+        **_sidebar_runs(run_state, bounds),
     }
     return render(request, "console/threads/detail.html", context)
 
@@ -163,7 +167,7 @@ def thread_earlier(request, thread_id):
         tail=False,
     )
     bands_before = _place(thread, messages, _memory(thread)["bands"])
-    timeline = _items(thread, messages)
+    timeline = _items(messages)
     context = {
         "thread": thread,
         "timeline": timeline,
@@ -187,7 +191,7 @@ def thread_later(request, thread_id):
     )
     # A band that began before these messages is already shown above them.
     _place(thread, messages, _memory(thread)["bands"])
-    timeline = _items(thread, messages)
+    timeline = _items(messages)
     context = {
         "thread": thread,
         "timeline": timeline,
@@ -213,11 +217,14 @@ def _whole_steps(thread, messages: list, first_seq, *, head: bool = True, tail: 
     return messages, (messages[0].seq if messages else first_seq)
 
 
-def _items(thread, messages, highlight=None) -> list:
-    """The page's messages as timeline items, with the runs they begin and end."""
+def _items(messages, bounds: dict | None = None, highlight=None) -> list:
+    """The page's messages as timeline items, with the runs they begin and end (their bounds
+    read unless given)."""
     items = timeline_items(messages)
     runs = {message.run_id: message.run for message in messages if message.run_id}
-    mark_runs(items, runs, run_spans(thread=thread, run_ids=runs))
+    if bounds is None:
+        bounds = run_spans(run_ids=runs)
+    mark_runs(items, runs, bounds)
     # A run's artifacts are listed where the run ends, as what it produced.
     ending = [span for item in items for span in item.run_ends]
     produced = artifacts_of_runs(run_ids=[span.run.id for span in ending])
@@ -228,10 +235,9 @@ def _items(thread, messages, highlight=None) -> list:
     return items
 
 
-def _sidebar_runs(thread, run_state: dict) -> dict:
+def _sidebar_runs(run_state: dict, bounds: dict) -> dict:
     """Runs with the seq of their first message (their place in the timeline), checkpoints and
     snapshots with their JSON indented, and who resumed each checkpoint."""
-    bounds = run_spans(thread=thread, run_ids=[run.id for run in run_state["runs"]])
     for run in run_state["runs"]:
         run.first_seq, run.last_seq = bounds.get(run.id, (None, None))
         run.duration = run_duration(run)
