@@ -1,12 +1,15 @@
-"""The timeline's rows as HTML: tool steps, messages, run edges and code blocks.
+"""The timeline's rows as HTML: tool steps, messages, run edges and code blocks; and the runs
+listed beside the timeline, linked to their place in it.
 
 Rendered here, not by templates, for speed: on the bench's page (bench/console_render.py, 100
-tool-loop messages) the row templates (_step, _message, _message_header, _run and _code,
-included per row) took about 60% of the view's CPU — some 25,000 variable lookups and 300 date
-filters a page — and the same markup written out here takes a tenth of that. Every value goes
-through `escape`; the rarer pieces (observation bands) are still rendered by their template.
+tool-loop messages, 50 runs in the sidebar) the row templates (_step, _message,
+_message_header, _run and _code, included per row) and the sidebar's run loop took about 70% of
+the view's CPU — some 25,000 variable lookups, 300 date and 120 truncatechars filters a page —
+and the same markup written out here takes a tenth of that. Every value goes through `escape`;
+the rarer pieces (observation bands) are still rendered by their template.
 """
 
+import unicodedata
 from html import escape as _escape
 
 from django.template.defaultfilters import filesizeformat, floatformat, truncatechars
@@ -146,7 +149,7 @@ def run_edge_html(span: RunSpan, edge: str) -> str:
     """A run's first or last message: the rail between them is drawn beside the run's items."""
     run = span.run
     start = edge == "start"
-    name = escape(truncatechars(run.name or run.id, 40))
+    name = escape(truncate(run.name or run.id, 40))
     line = [
         f"<strong>{'Run' if start else 'End of run'} {name}</strong>",
         f'<span class="badge {escape(run.status)}">{escape(run.status)}</span>',
@@ -177,6 +180,41 @@ def run_edge_html(span: RunSpan, edge: str) -> str:
     anchor = f' id="run-{run.id}"' if start else ""
     body = "\n".join(parts)
     return f'<li class="{edge_class} run-{escape(run.status)}"{anchor}>\n{body}\n</li>'
+
+
+def sidebar_runs_html(runs: list) -> SafeString:
+    """The runs beside the timeline: name (a link to the run's first message), status, duration,
+    start, messages, summary and error. Each run needs first_seq, last_seq and duration set."""
+    rows = []
+    for run in runs:
+        name = escape(truncate(run.name or run.id, 30))
+        if run.first_seq:
+            name = f'<a href="?seq={run.first_seq}#run-{run.id}">{name}</a>'
+            where = f"#{run.first_seq}–#{run.last_seq}"
+        else:
+            where = "no messages"
+        status = escape(run.status)
+        row = f'<p class="run-entry">{name} <span class="badge {status}">{status}</span>'
+        if run.duration:
+            row += f" · {escape(run.duration)}"
+        started = timezone.localtime(run.created_at)
+        row += (
+            f'<br><span class="muted small">{started:%Y-%m-%d %H:%M:%S} '
+            f"{escape(started.tzname())} · {where}</span>"
+        )
+        if run.summary:
+            row += f'<br><span class="small">{escape(truncate(run.summary, 120))}</span>'
+        if run.error:
+            row += f'<br><span class="error small">{escape(truncate(run.error, 160))}</span>'
+        rows.append(row + "</p>")
+    return SafeString("\n".join(rows))
+
+
+def truncate(value, length: int) -> str:
+    """What the truncatechars filter shows, without its cost for the text that fits: it
+    normalizes the text (NFC) and cuts it only when longer than `length` characters."""
+    text = unicodedata.normalize("NFC", str(value))
+    return text if len(text) <= length else truncatechars(text, length)
 
 
 def time_html(value, time_format: str = "%Y-%m-%d %H:%M:%S") -> str:

@@ -26,7 +26,7 @@ from apps.console.timeline import (
     snippet,
     timeline_items,
 )
-from apps.console.timeline_html import code_html, timeline_html
+from apps.console.timeline_html import code_html, sidebar_runs_html, timeline_html
 from apps.context.selectors import snapshots_by_turn
 from apps.context.snapshots import snapshot_list
 from apps.core.errors import NotFound
@@ -254,7 +254,7 @@ def _sidebar_runs(run_state: dict, bounds: dict) -> dict:
         checkpoint.resumed_by = resumers.get(str(checkpoint.id), "")
     for snapshot in run_state["snapshots"]:
         snapshot.tree_html = code_html(Body(json_text(snapshot.tree), True))
-    return {}
+    return {"runs_html": sidebar_runs_html(run_state["runs"])}
 
 
 def _later(thread, messages) -> dict:
