@@ -135,13 +135,15 @@ def header_html(message) -> str:
         parts.append(f"<span>{escape(message.actor)}</span>")
     parts.append(f"<span>{message.token_count} tokens</span>")
     parts.append(time_html(message.created_at))
-    parts.append(
-        "".join(
-            f'<a class="context-link" href="{reverse("console:context", args=[snapshot.id])}">'
-            f"context given before this turn ({floatformat(snapshot.tokens, 'g')} tokens)</a>"
-            for snapshot in getattr(message, "contexts", ())
+    links = ""
+    for snapshot in getattr(message, "contexts", ()):
+        url = escape(reverse("console:context", args=[snapshot.id]))
+        tokens = floatformat(snapshot.tokens, "g")
+        links += (
+            f'<a class="context-link" href="{url}">'
+            f"context given before this turn ({tokens} tokens)</a>"
         )
-    )
+    parts.append(links)
     return "<header>\n" + "\n".join(parts) + "\n</header>\n"
 
 
