@@ -4,10 +4,11 @@ Builds a fresh database (a temporary SQLite file, or a fresh PostgreSQL database
 `memory_console_bench_console`), stores one thread of --messages messages as an agent loop logs
 them (user turns, tool calls with JSON arguments, JSON tool results paired by tool_call_id, some
 of them 429 / 503 errors, answers; in runs of 10, every 7th run failed) through the real write
-path, then renders the thread page (/console/threads/<id>/) with Django's test client as a
-logged-in operator, --renders times, and prints p50/p95 in milliseconds. The page shows the
-newest 100 messages as timeline steps with their runs' bands, and the runs, plan, iterations,
-checkpoints and snapshots beside them; older messages load on demand.
+path (on PostgreSQL then VACUUM ANALYZEd, as autovacuum would in time), then renders the thread
+page (/console/threads/<id>/) with Django's test client as a logged-in operator, --renders times,
+and prints p50/p95 in milliseconds. The page shows the newest 100 messages as timeline steps
+with their runs' bands, and the runs, plan, iterations, checkpoints and snapshots beside them;
+older messages load on demand.
 
 Run: .venv/bin/python bench/console_render.py [--backend sqlite|postgres|both] [--messages 10000]
 Check that it works: .venv/bin/python bench/console_render.py --backend sqlite --messages 60
@@ -24,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import record  # bench/, the script's directory, is on sys.path
+from common import record, task_vacuum  # bench/, the script's directory, is on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_SERVER = "postgres://postgres@127.0.0.1:5432"
@@ -71,6 +72,7 @@ def run_backend(backend: str, messages: int, renders: int) -> None:
     call_command("collectstatic", interactive=False, verbosity=0)
     try:
         thread_id, seconds = fill_thread(messages)
+        task_vacuum()  # statistics for the planner; the server may run with autovacuum off
         timings = time_renders(thread_id, renders)
     finally:
         from django.db import connections

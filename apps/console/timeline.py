@@ -169,13 +169,19 @@ def _step_for(result, open_calls: dict, items: list[Item]) -> Item | None:
     return last if same_tool else None
 
 
-def run_spans(*, thread, run_ids) -> dict:
-    """RunSpan by run id for the given runs of the thread (one grouped query)."""
+def run_spans(*, run_ids) -> dict:
+    """(first seq, last seq) by run id for the given runs (one grouped query).
+
+    A run's messages are all in its thread, so the run ids alone select them, through their
+    index: filtering by the thread as well led both databases to read every message of the
+    thread instead. No ordering either: Message's default one (by thread) would join threads.
+    """
     ids = {run_id for run_id in run_ids if run_id is not None}
     if not ids:
         return {}
     rows = (
-        Message.objects.filter(thread=thread, run_id__in=ids)
+        Message.objects.filter(run_id__in=ids)
+        .order_by()
         .values("run_id")
         .annotate(first=Min("seq"), last=Max("seq"))
     )

@@ -146,7 +146,8 @@ def timeline_page(
     (oldest first, to load later messages below a window); or a window centred on `around_seq`,
     so a link to one message opens the timeline where it is.
     """
-    messages = Message.objects.filter(thread=thread).select_related("run")
+    # Runs prefetched, not joined: a page holds a few runs, and a join built one Run per message.
+    messages = Message.objects.filter(thread=thread).prefetch_related("run")
     if around_seq is not None:
         page = list(messages.filter(seq__gte=around_seq - size // 2).order_by("seq")[:size])
     elif after_seq is not None:

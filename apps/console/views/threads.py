@@ -26,6 +26,7 @@ from apps.console.timeline import (
     snippet,
     timeline_items,
 )
+from apps.console.timeline_html import code_html, sidebar_runs_html, timeline_html
 from apps.context.selectors import snapshots_by_turn
 from apps.context.snapshots import snapshot_list
 from apps.core.errors import NotFound
@@ -129,9 +130,15 @@ def thread_detail(request, thread_id):
     strategy, gauges = _gauges(thread, memory["active"], memory["summary"])
     bands_before = _place(thread, messages, memory["bands"])
     run_state = run_state_for_thread(thread=thread)
+    # One grouped query for the bounds of the page's runs and of the sidebar's.
+    bounds = run_spans(
+        run_ids={message.run_id for message in messages} | {run.id for run in run_state["runs"]}
+    )
+    timeline = _items(messages, bounds, highlight=around)
     context = {
         "thread": thread,
-        "timeline": _items(thread, messages, highlight=around),
+        "timeline": timeline,
+        "timeline_html": timeline_html(timeline, around),
         "first_seq": first_seq,
         "highlight": around,
         "bands_before": bands_before,
@@ -143,7 +150,7 @@ def thread_detail(request, thread_id):
         **memory,
         **_later(thread, messages),
         **run_state,
-        **_sidebar_runs(thread, run_state),
+        **_sidebar_runs(run_state, bounds),
     }
     return render(request, "console/threads/detail.html", context)
 
@@ -160,9 +167,11 @@ def thread_earlier(request, thread_id):
         tail=False,
     )
     bands_before = _place(thread, messages, _memory(thread)["bands"])
+    timeline = _items(messages)
     context = {
         "thread": thread,
-        "timeline": _items(thread, messages),
+        "timeline": timeline,
+        "timeline_html": timeline_html(timeline),
         "first_seq": first_seq,
         "bands_before": bands_before,
     }
@@ -182,7 +191,13 @@ def thread_later(request, thread_id):
     )
     # A band that began before these messages is already shown above them.
     _place(thread, messages, _memory(thread)["bands"])
-    context = {"thread": thread, "timeline": _items(thread, messages), **_later(thread, messages)}
+    timeline = _items(messages)
+    context = {
+        "thread": thread,
+        "timeline": timeline,
+        "timeline_html": timeline_html(timeline),
+        **_later(thread, messages),
+    }
     return render(request, "console/threads/load-later.html", context)
 
 
@@ -202,11 +217,14 @@ def _whole_steps(thread, messages: list, first_seq, *, head: bool = True, tail: 
     return messages, (messages[0].seq if messages else first_seq)
 
 
-def _items(thread, messages, highlight=None) -> list:
-    """The page's messages as timeline items, with the runs they begin and end."""
+def _items(messages, bounds: dict | None = None, highlight=None) -> list:
+    """The page's messages as timeline items, with the runs they begin and end (their bounds
+    read unless given)."""
     items = timeline_items(messages)
     runs = {message.run_id: message.run for message in messages if message.run_id}
-    mark_runs(items, runs, run_spans(thread=thread, run_ids=runs))
+    if bounds is None:
+        bounds = run_spans(run_ids=runs)
+    mark_runs(items, runs, bounds)
     # A run's artifacts are listed where the run ends, as what it produced.
     ending = [span for item in items for span in item.run_ends]
     produced = artifacts_of_runs(run_ids=[span.run.id for span in ending])
@@ -217,10 +235,9 @@ def _items(thread, messages, highlight=None) -> list:
     return items
 
 
-def _sidebar_runs(thread, run_state: dict) -> dict:
+def _sidebar_runs(run_state: dict, bounds: dict) -> dict:
     """Runs with the seq of their first message (their place in the timeline), checkpoints and
     snapshots with their JSON indented, and who resumed each checkpoint."""
-    bounds = run_spans(thread=thread, run_ids=[run.id for run in run_state["runs"]])
     for run in run_state["runs"]:
         run.first_seq, run.last_seq = bounds.get(run.id, (None, None))
         run.duration = run_duration(run)
@@ -228,15 +245,16 @@ def _sidebar_runs(thread, run_state: dict) -> dict:
         checkpoint_ids=[c.id for c in run_state["checkpoints"] if c.status == "resumed"]
     )
     for checkpoint in run_state["checkpoints"]:
-        checkpoint.state_body = Body(json_text(checkpoint.state), True)
-        checkpoint.resume_json = (
-            None if checkpoint.resume_input is None else json_text(checkpoint.resume_input)
+        checkpoint.state_html = code_html(Body(json_text(checkpoint.state), True))
+        checkpoint.resume_html = (
+            None
+            if checkpoint.resume_input is None
+            else code_html(Body(json_text(checkpoint.resume_input), True))
         )
-        checkpoint.resume_body = Body(checkpoint.resume_json or "", True)
         checkpoint.resumed_by = resumers.get(str(checkpoint.id), "")
     for snapshot in run_state["snapshots"]:
-        snapshot.tree_body = Body(json_text(snapshot.tree), True)
-    return {}
+        snapshot.tree_html = code_html(Body(json_text(snapshot.tree), True))
+    return {"runs_html": sidebar_runs_html(run_state["runs"])}
 
 
 def _later(thread, messages) -> dict:
