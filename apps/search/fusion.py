@@ -2,7 +2,8 @@
 
 score = Σ_signal weight / (k + rank)  +  w_recency · 2^(−age / half-life) / (k + 1)
 
-A result carries each signal's rank and raw score, so its place can be explained.
+A result carries each signal's rank and raw score, so its place can be explained. A message
+inside the period a query names gains temporal_boost after fusion (time_boost.py).
 """
 
 from dataclasses import dataclass, field
@@ -16,6 +17,10 @@ class FusionWeights:
     recency: float = 0.05
     half_life_days: float = 30.0
     k: int = 5
+    # Added to a message inside the period the query names (time_boost.py): 0.08 is about what
+    # the first lexical rank brings (0.5 / (5 + 1)), so a message of that period and with the
+    # query's words comes before an equal one of another period, not before a better match.
+    temporal_boost: float = 0.08
 
 
 @dataclass
