@@ -24,8 +24,11 @@ def boost_in_window(
 
     1. Only messages, and only a query that names a period (read from its text, no query).
     2. A period without a year ("in May", "last week") is placed against the day of the
-       scope's newest message, read by the scope's index (one row): a conversation's "last
-       week" is the week before its own latest message, whenever the question is asked.
+       scope's latest message: a conversation's "last week" is the week before its own latest
+       message, whenever the question is asked. That is the created_at of the scope's newest
+       item, read by the scope's index (one row), or a candidate's if later: history
+       back-filled after newer messages makes the newest item an older one, and a max() over
+       created_at would read the whole scope.
     3. Every candidate gets the signal `time` with the window (first and last day, UTC) and its
        score, 1 inside and 0 outside. Only the candidates are read, never the scope.
     """
@@ -36,10 +39,11 @@ def boost_in_window(
         return fused
     anchor = None
     if phrase.needs_anchor:
+        latest = max(created[entry.item_id] for entry in fused)
         newest = backend().newest_created(scope)
-        if newest is None:
-            return fused
-        anchor = datetime.fromtimestamp(newest, UTC).date()
+        if newest is not None:
+            latest = max(latest, datetime.fromtimestamp(newest, UTC))
+        anchor = latest.date()
     window = phrase.window(anchor)
     if window is None:
         return fused
