@@ -82,7 +82,7 @@ def find_time_phrase(text: str) -> TimePhrase | None:
 
 
 def without_relative_words(text: str) -> str:
-    """Return text without the words of its relative time phrase ("last week", "2 days ago").
+    """Return text, lower-cased, without the words of its relative time phrase ("last week").
 
     Such words describe when, not what: "yesterday" would match the messages that say
     "yesterday" (written the day after), not those of yesterday, which the window boosts. The
@@ -93,12 +93,13 @@ def without_relative_words(text: str) -> str:
     phrase = find_time_phrase(text)
     if phrase is None or not phrase.relative:
         return text
+    lowered = text.lower()  # the phrase's place is in the lower-cased text (it may be longer)
     kept = [
         word
-        for word in re.findall(r"\w+", text[phrase.start : phrase.end])
-        if word.lower() in _MONTHS or word.lower() in _WEEKDAYS
+        for word in re.findall(r"\w+", lowered[phrase.start : phrase.end])
+        if word in _MONTHS or word in _WEEKDAYS
     ]
-    return text[: phrase.start] + " " + " ".join(kept) + " " + text[phrase.end :]
+    return lowered[: phrase.start] + " " + " ".join(kept) + " " + lowered[phrase.end :]
 
 
 # --- Calendar arithmetic ------------------------------------------------------------------

@@ -123,6 +123,13 @@ def test_relative_time_words_leave_the_query_terms(query, terms):
     assert query_terms(query) == terms
 
 
+def test_a_relative_phrase_is_cut_where_it_is_in_the_lower_cased_text():
+    # "İ" lower-cases to two characters, so the phrase's place differs from the original's.
+    terms = query_terms("İstanbul office YESTERDAY notes")
+
+    assert terms[-2:] == ["office", "notes"] and "yesterday" not in terms
+
+
 def test_text_without_a_relative_phrase_is_unchanged():
     assert without_relative_words("in May 2023") == "in May 2023"
     assert without_relative_words("plain words") == "plain words"
