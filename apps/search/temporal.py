@@ -171,15 +171,33 @@ def _day_month_year(match):
 
 
 def _day_month(match):
-    """A day without a year ("on 14 May", "May 3rd"): its latest occurrence up to the anchor."""
+    """A day without a year ("on 14 May", "Tuesday March 4"): its latest occurrence up to the
+    anchor, on the weekday named if one is (the latest such within eight years)."""
     month, number = _MONTHS[match.group("month")], int(match.group("day"))
+    weekday = _WEEKDAYS.get(match.groupdict().get("weekday") or "")
     if _valid_day(2000, month, number) is None:  # 2000 had a 29 February
         return None
 
     def resolve(anchor):
-        for year in range(anchor.year, anchor.year - 8, -1):
-            day = _valid_day(year, month, number)
-            if day is not None and day <= anchor:
+        days = [_valid_day(year, month, number) for year in range(anchor.year, anchor.year - 8, -1)]
+        days = [day for day in days if day is not None and day <= anchor]
+        named = [day for day in days if weekday is None or day.weekday() == weekday]
+        day = (named or days or [None])[0]
+        return (day, day) if day else None
+
+    return _phrase(match, resolve)
+
+
+def _day_of_month(match):
+    """A day number without a month ("on the 5th", "Sunday the 4th"): the latest such day up
+    to the anchor, on the weekday named if one is (looking back three years)."""
+    number = int(match.group("day"))
+    weekday = _WEEKDAYS.get(match.groupdict().get("weekday") or "")
+
+    def resolve(anchor):
+        for back in range(36):
+            day = _valid_day(*_month_before(anchor.year, anchor.month, back), number)
+            if day and day <= anchor and (weekday is None or day.weekday() == weekday):
                 return day, day
         return None
 
@@ -314,8 +332,13 @@ _PATTERNS = [
     (_compile(rf"{_MONTH}\s+{_DAY},?\s+{_YEAR}"), _day_month_year),
     # A day and a month alone must be told apart from "may 2 people…": "on", "the" or a day
     # before the month ("14 May") says it is a date.
-    (_compile(rf"(?:on\s+|the\s+)?{_DAY}\s+(?:of\s+)?{_MONTH}"), _day_month),
-    (_compile(rf"on\s+{_MONTH}\s+{_DAY}"), _day_month),
+    (
+        _compile(rf"(?:{_WEEKDAY},?\s+)?(?:the\s+)?{_DAY}\s+(?:of\s+)?{_MONTH}"),
+        _day_month,
+    ),
+    (_compile(rf"(?:on|{_WEEKDAY},?)\s+{_MONTH}\s+{_DAY}"), _day_month),
+    # A day number alone is a date only after "on the" or a weekday: "Sunday the 4th".
+    (_compile(rf"(?:on\s+the|{_WEEKDAY},?(?:\s+the)?)\s+{_DAY}"), _day_of_month),
     (_compile(rf"{_MONTH}\s+(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)"), _day_month),
     (_compile(rf"{_SINCE}{_MONTH}\s+{_YEAR}"), _month_year),
     (

@@ -57,6 +57,12 @@ def _window(query, anchor=ANCHOR):
         ("on Sunday", "2023-05-14", "2023-05-14"),
         ("last Sunday", "2023-05-07", "2023-05-07"),
         ("last weekend", "2023-05-06", "2023-05-07"),
+        ("on Monday March 4", "2019-03-04", "2019-03-04"),  # the latest 4 March on a Monday
+        ("on Tuesday March 4", "2023-03-04", "2023-03-04"),  # none since 2016: the latest
+        ("on Sunday 14 May", "2023-05-14", "2023-05-14"),
+        ("Sunday the 7th", "2023-05-07", "2023-05-07"),
+        ("on Thursday the 13th", "2023-04-13", "2023-04-13"),
+        ("on the 24th", "2023-04-24", "2023-04-24"),
     ],
 )
 def test_it_reads_a_period_relative_to_the_anchor(query, first, last):
@@ -77,6 +83,7 @@ def test_it_reads_a_period_relative_to_the_anchor(query, first, last):
         "this is the week's plan",
         "the past is the past",
         "refund for order 31",
+        "the 3rd attempt",
         "",
     ],
 )
