@@ -118,8 +118,8 @@ def test_the_indexed_text_is_what_was_said_then_who_and_when(alice):
     texts = sorted(SearchItem.objects.values_list("content", flat=True))
 
     assert texts == [
-        "\n\x1fbot Thursday 29 February 2024",
-        "maria\nhello\n\x1fThursday 4 May 2023",
+        "\n\x1fbot Thursday February 2024",
+        "maria\nhello\n\x1fThursday May 2023",
     ]
     assert [said_text(text) for text in texts] == ["", "maria\nhello"]
 
@@ -153,7 +153,7 @@ def test_the_migration_gives_older_messages_their_who_and_when(alice):
     migration.forward(None, _Editor())
 
     assert _contents(_search(alice, "Sunday")) == ["the refund"]
-    assert SearchItem.objects.get().content.endswith("\x1fSunday 14 May 2023")
+    assert SearchItem.objects.get().content.endswith("\x1fSunday May 2023")
 
     migration.backward(None, _Editor())
     assert SearchItem.objects.get().content == "maria\nthe refund"
