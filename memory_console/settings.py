@@ -341,6 +341,8 @@ SEARCH_WEIGHT_VECTOR = env_float("SEARCH_WEIGHT_VECTOR", 1.0)
 SEARCH_WEIGHT_RECENCY = env_float("SEARCH_WEIGHT_RECENCY", 0.05)
 SEARCH_RECENCY_HALF_LIFE_DAYS = env_float("SEARCH_RECENCY_HALF_LIFE_DAYS", 30.0)
 SEARCH_RRF_K = env_int("SEARCH_RRF_K", 5)
+# Added to a message created inside the period a query names ("last week", "in May 2023").
+SEARCH_WEIGHT_TEMPORAL = env_float("SEARCH_WEIGHT_TEMPORAL", 0.08)
 
 # --- Retrieval evaluation (the labelled set the console's evaluation page runs) -------------
 EVALUATION_SET_PATH = Path(

@@ -2,7 +2,8 @@
 
 score = Σ_signal weight / (k + rank)  +  w_recency · 2^(−age / half-life) / (k + 1)
 
-A result carries each signal's rank and raw score, so its place can be explained.
+A result carries each signal's rank and raw score, so its place can be explained. A message
+inside the period a query names gains temporal_boost after fusion (time_boost.py).
 """
 
 from dataclasses import dataclass, field
@@ -16,6 +17,12 @@ class FusionWeights:
     recency: float = 0.05
     half_life_days: float = 30.0
     k: int = 5
+    # Added to a message inside the period the query names (time_boost.py): 0.08 is about what
+    # the first lexical rank brings (0.5 / (5 + 1)), so a message of that period and with the
+    # query's words comes before an equal one of another period, not before a better match.
+    # On the labelled set's 37 temporal questions (full text alone, SQLite, stored dates) MRR
+    # was 0.78 at 0, 0.845 at 0.04, 0.847 at 0.08 and at 0.16; not cross-validated.
+    temporal_boost: float = 0.08
 
 
 @dataclass

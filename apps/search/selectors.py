@@ -25,6 +25,7 @@ from apps.search.fusion import Fused, FusionWeights, fuse
 from apps.search.models import ItemKind, SearchItem
 from apps.search.query import query_terms
 from apps.search.scope import Scope
+from apps.search.time_boost import boost_in_window
 from apps.search.vectors import vector_model_serving
 
 logger = logging.getLogger(__name__)
@@ -131,7 +132,8 @@ def rank(
     """Return the ids of the top_k items of the scopes for the query, best first, scored.
 
     1. Each scope gives its lexical and vector candidates (its filter inside each query).
-    2. Each scope's lists are fused by reciprocal rank with a recency bonus.
+    2. Each scope's lists are fused by reciprocal rank with a recency bonus; messages inside
+       the period the query names gain a boost (time_boost.py).
     3. With a vector and min_similarity, items only the vectors found and less similar than
        that go (see _above_floor).
     4. The fused lists of all scopes are merged by score and cut to top_k.
@@ -159,6 +161,9 @@ def rank(
             signal: [(c.item_id, c.score) for c in found] for signal, found in candidates.items()
         }
         scope_fused = fuse(ranked, created, now, weights)
+        scope_fused = boost_in_window(
+            scope=scope, query=query, fused=scope_fused, created=created, weights=weights
+        )
         if min_similarity is not None and "vector" in ranked:
             scope_fused = _above_floor(scope_fused, min_similarity)
         fused += scope_fused
@@ -449,4 +454,5 @@ def default_weights() -> FusionWeights:
         recency=settings.SEARCH_WEIGHT_RECENCY,
         half_life_days=settings.SEARCH_RECENCY_HALF_LIFE_DAYS,
         k=settings.SEARCH_RRF_K,
+        temporal_boost=settings.SEARCH_WEIGHT_TEMPORAL,
     )

@@ -18,6 +18,7 @@ from apps.jobs.services import job_enqueue, job_progress
 from apps.memconfig.selectors import config_effective_for_project
 from apps.providers.embeddings import embedder_for
 from apps.search.backends import backend
+from apps.search.item_text import said_text
 from apps.search.models import ItemEmbedding, SearchItem, VectorIndex, VectorIndexStatus
 
 logger = logging.getLogger(__name__)
@@ -124,7 +125,9 @@ def _fill(index: VectorIndex, job) -> None:
         batch = list(_missing(index).order_by("id")[: settings.EMBEDDING_BATCH_SIZE * 4])
         if not batch:
             break
-        vectors = embedder.embed([item.content[:EMBED_TEXT_CHARS] for item in batch])
+        # Without a message's who/when line: the window boost, not the vectors, reads dates.
+        texts = [said_text(item.content)[:EMBED_TEXT_CHARS] for item in batch]
+        vectors = embedder.embed(texts)
         ItemEmbedding.objects.bulk_create(
             [_embedding(index, item, vector) for item, vector in zip(batch, vectors, strict=True)],
             ignore_conflicts=True,  # a concurrent or repeated run may have stored some already

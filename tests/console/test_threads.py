@@ -153,3 +153,18 @@ def test_a_search_shows_each_threads_matching_snippet_linked_to_the_hit(operator
     assert f'href="/console/threads/{thread["id"]}/?seq=6#m-6">#6</a>' in hit
     assert "<mark>refund</mark> for invoice 4417" in hit
     assert hit.count("words") < 60 and "…" in hit  # the part around the hit, not the start
+
+
+def test_a_snippet_shows_what_was_said_not_the_indexed_date(operator, alice):
+    thread = alice.new_thread(title="dated")
+    alice.append(
+        thread["id"],
+        {"role": "user", "content": "the parcel is late", "created_at": "2023-05-14T10:00:00Z"},
+    )
+
+    body = operator.get("/console/threads/", {"q": "Sunday parcel"}).content.decode()
+
+    hit = body[body.index('<div class="hit-snippet">') :]
+    hit = hit[: hit.index("</div>")]
+    assert "<mark>parcel</mark> is late" in hit
+    assert "May" not in hit and "Sunday" not in hit

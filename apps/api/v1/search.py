@@ -82,7 +82,10 @@ class SearchResultSerializer(serializers.Serializer):
     id = serializers.CharField(help_text="The message, chunk, entry or note id.")
     content = serializers.CharField()
     score = serializers.FloatField(help_text="Fused score; higher is better.")
-    signals = serializers.DictField(help_text="Per signal: rank and raw score; recency: age.")
+    signals = serializers.DictField(
+        help_text="Per signal: rank and raw score; recency: age; time: the window of days the "
+        "query names and 1 if the message is inside it, else 0."
+    )
     thread_id = serializers.UUIDField(allow_null=True)
     message_id = serializers.UUIDField(allow_null=True)
     seq = serializers.IntegerField(allow_null=True)

@@ -44,6 +44,7 @@ from apps.runstate.selectors import (
     artifacts_of_runs,
     run_state_for_thread,
 )
+from apps.search.item_text import said_text
 from apps.search.models import ItemKind
 from apps.search.scope import Scope
 from apps.search.selectors import search, search_for_agent
@@ -112,7 +113,7 @@ def _annotate_threads(threads: list, best_hits: dict, query: str) -> None:
             thread.hit = {
                 "seq": hit.item.message.seq,
                 "role": hit.item.message.role,
-                "snippet": snippet(hit.item.content, query),
+                "snippet": snippet(said_text(hit.item.content), query),
             }
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 
+from apps.search.item_text import message_text_sql
 from apps.search.scope import Scope
 
 
@@ -108,21 +109,11 @@ def insert_message_items(*, thread, project_id, after_seq: int, payload_chars: i
 
     Measured (bench/ingest.py, batches of 100 on PostgreSQL): building the SearchItem rows in
     Python and bulk-inserting them took a third of an append; the database copies them itself.
-    A message is found by its name, its content and the first payload_chars of its payload's
-    JSON.
+    A message is found by its name, its content, the first payload_chars of its payload's JSON,
+    its actor and its date (item_text.py): a few string functions per row, in the same INSERT.
     """
     resource = db_uuid(thread.resource_id) if thread.resource_id else None
-    if connection.vendor == "postgresql":
-        text = (
-            "concat_ws(E'\\n', NULLIF(m.name, ''), NULLIF(m.content, ''), "
-            f"left(m.payload::text, {int(payload_chars)}))"
-        )
-    else:
-        text = (
-            "rtrim(coalesce(NULLIF(m.name, '') || char(10), '') "
-            "|| coalesce(NULLIF(m.content, '') || char(10), '') "
-            f"|| coalesce(substr(m.payload, 1, {int(payload_chars)}), ''), char(10))"
-        )
+    text = message_text_sql(connection.vendor, payload_chars)
     with connection.cursor() as cursor:
         cursor.execute(
             f"""

@@ -51,6 +51,19 @@ def lexical_candidates(scope: Scope, terms: list[str], limit: int) -> list[Candi
     ]
 
 
+def newest_created(scope: Scope) -> float | None:
+    """Return the created_at (epoch seconds) of the scope's newest item, by its own index."""
+    where, params, order = newest_first(scope, "si")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {epoch_seconds('si.created_at')} FROM search_searchitem si "
+            f"WHERE {where} ORDER BY {order} LIMIT 1",
+            params,
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
 def newest_first(scope: Scope, alias: str) -> tuple[str, list, str]:
     """Return (conditions, params, ORDER BY) that read the scope newest first by its index.
 

@@ -46,6 +46,19 @@ def vector_candidates(
     return _nearest(scope, where, [model, *params], vector, limit)
 
 
+def newest_created(scope: Scope) -> float | None:
+    """Return the created_at (epoch seconds) of the scope's newest item, by its id index."""
+    where, params = scope_where(scope, "si")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {epoch_seconds('si.created_at')} FROM search_searchitem si "
+            f"WHERE {where} ORDER BY si.id DESC LIMIT 1",
+            params,
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
 def ensure_vector_index(dims: int) -> None:
     """SQLite has no vector index: every scope is scanned with NumPy."""
 

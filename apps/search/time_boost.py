@@ -1,0 +1,60 @@
+"""The time window boost: messages inside the period a query names ("last week", "in May 2023")
+rank higher. A boost, not a filter: a question's date may be loose, and a good match just
+outside its period should still be found.
+"""
+
+from datetime import UTC, date, datetime, time, timedelta
+
+from apps.search.backends import backend
+from apps.search.fusion import Fused, FusionWeights
+from apps.search.models import ItemKind
+from apps.search.scope import Scope
+from apps.search.temporal import find_time_phrase
+
+
+def boost_in_window(
+    *,
+    scope: Scope,
+    query: str,
+    fused: list[Fused],
+    created: dict[int, datetime],
+    weights: FusionWeights,
+) -> list[Fused]:
+    """Add weights.temporal_boost to the fused message candidates created inside the window.
+
+    1. Only messages, and only a query that names a period (read from its text, no query).
+    2. A period without a year ("in May", "last week") is placed against the day of the
+       scope's latest message: a conversation's "last week" is the week before its own latest
+       message, whenever the question is asked. That is the created_at of the scope's newest
+       item, read by the scope's index (one row), or a candidate's if later: history
+       back-filled after newer messages makes the newest item an older one, and a max() over
+       created_at would read the whole scope.
+    3. Every candidate gets the signal `time` with the window (first and last day, UTC) and its
+       score, 1 inside and 0 outside. Only the candidates are read, never the scope.
+    """
+    if scope.kind != ItemKind.MESSAGE or not weights.temporal_boost or not fused:
+        return fused
+    phrase = find_time_phrase(query)
+    if phrase is None:
+        return fused
+    anchor = None
+    if phrase.needs_anchor:
+        latest = max(created[entry.item_id] for entry in fused)
+        newest = backend().newest_created(scope)
+        if newest is not None:
+            latest = max(latest, datetime.fromtimestamp(newest, UTC))
+        anchor = latest.date()
+    window = phrase.window(anchor)
+    if window is None:
+        return fused
+    start, end = _day_start(window[0]), _day_start(window[1] + timedelta(days=1))
+    shown = [window[0].isoformat(), window[1].isoformat()]
+    for entry in fused:
+        inside = 1.0 if start <= created[entry.item_id] < end else 0.0
+        entry.score += weights.temporal_boost * inside
+        entry.signals["time"] = {"window": shown, "score": inside}
+    return sorted(fused, key=lambda entry: (-entry.score, -entry.item_id))
+
+
+def _day_start(day: date) -> datetime:
+    return datetime.combine(day, time.min, UTC)
