@@ -3,7 +3,7 @@
 embedder_for(model, dimensions) picks one from the memory config's embedder_model:
   ""               no embedder; search is lexical only
   "builtin-hash"   HashEmbedder, deterministic and offline
-  "local:<name>"   a small local model, when its package is installed (local_embedder.py)
+  "local:<name>"   a small in-process model, e.g. local:minilm-onnx (local_embedder.py)
   anything else    OpenAIEmbedder against OPENAI_BASE_URL (default: OpenAI itself)
 """
 
@@ -237,7 +237,7 @@ def embedder_for(model: str, dimensions: int) -> Embedder | None:
     if model == HASH_MODEL:
         return HashEmbedder(dimensions)
     if model.startswith("local:"):
-        # Imported on use: it loads PyTorch when its optional packages are installed.
+        # Imported on use: its models load onnxruntime, or PyTorch, only when chosen.
         from apps.providers.local_embedder import LocalEmbedder
 
         return LocalEmbedder(model.removeprefix("local:"), dimensions)

