@@ -1,5 +1,6 @@
 """Change memory config overrides; every change is versioned with who, when, before and after."""
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from apps.audit.services import audit_record
@@ -7,6 +8,7 @@ from apps.core.errors import ApplicationError, Conflict
 from apps.memconfig.hooks import embedder_changed
 from apps.memconfig.models import MemoryConfig, MemoryConfigVersion
 from apps.memconfig.schema import BY_KEY
+from apps.providers.local_embedder import LOCAL_MODELS
 from apps.tenancy.models import Agent, Project
 
 
@@ -59,6 +61,7 @@ def config_update(
             after.pop(key, None)
         if after == before:
             return config
+        _check_embedder(after)
         config.values = after
         config.version += 1
         config.save(update_fields=["values", "version", "updated_at"])
@@ -84,6 +87,21 @@ def config_update(
         if any(BY_KEY[key].project_only for key in clean):
             embedder_changed.send(sender=MemoryConfig, project_id=config.project_id)
     return config
+
+
+def _check_embedder(values: dict) -> None:
+    """Refuse a local embedder with other dimensions than its model's: the vector job would
+    fail on every item later, far from the change that caused it."""
+    model = values.get("embedder_model", settings.MEMORY_DEFAULTS["embedder_model"])
+    dims = values.get("embedder_dimensions", settings.MEMORY_DEFAULTS["embedder_dimensions"])
+    name = model.removeprefix("local:")
+    if model.startswith("local:") and name in LOCAL_MODELS and LOCAL_MODELS[name][0] != dims:
+        native = LOCAL_MODELS[name][0]
+        raise ApplicationError(
+            f"embedder_dimensions: {model} makes {native}-dimension vectors; "
+            f"set embedder_dimensions to {native}",
+            details={"embedder_dimensions": f"must be {native} for {model}"},
+        )
 
 
 def config_rollback(*, config: MemoryConfig, to_version: int, changed_by: str) -> MemoryConfig:

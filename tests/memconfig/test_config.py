@@ -150,6 +150,27 @@ def test_it_rejects_invalid_values_with_a_clear_message(alice, changes, says):
     assert config_level_get(agent=alice.agent) is None
 
 
+def test_a_local_embedder_must_have_its_models_dimensions(alice):
+    project = alice.agent.project
+
+    with pytest.raises(ApplicationError) as error:
+        config_update(
+            project=project, changes={"embedder_model": "local:minilm-onnx"}, changed_by="o"
+        )
+
+    assert error.value.message == (
+        "embedder_dimensions: local:minilm-onnx makes 384-dimension vectors; "
+        "set embedder_dimensions to 384"
+    )
+    assert config_level_get(project=project) is None
+    config_update(
+        project=project,
+        changes={"embedder_model": "local:minilm-onnx", "embedder_dimensions": 384},
+        changed_by="o",
+    )
+    assert config_effective(agent=alice.agent)["embedder_dimensions"] == 384
+
+
 def test_a_stale_expected_version_is_a_conflict(alice):
     config_update(agent=alice.agent, changes={"recent_window": 30}, changed_by="ana")
 
