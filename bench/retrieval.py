@@ -331,6 +331,7 @@ def run_embedder(
         log(f"{embedder.name}: embedded in {time.monotonic() - started:.1f} s")
         started = time.monotonic()
         from apps.evaluation.retrieval import aggregate, evaluate
+        from apps.search.fusion import weights_json
 
         rows = evaluate(loaded, questions, all_modes)
         searches = len(rows) * len(all_modes)
@@ -340,7 +341,7 @@ def run_embedder(
     lines = verdicts(embedder, table, all_modes, backend) + [overlap_line(embedder, rows)]
     return {
         "embedder": asdict(embedder),
-        "weights": {mode.label: asdict(mode.weights) for mode in all_modes},
+        "weights": {mode.label: weights_json(mode.weights) for mode in all_modes},
         "table": table,
         "verdicts": lines,
         "questions": rows,

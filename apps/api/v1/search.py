@@ -82,7 +82,11 @@ class SearchResultSerializer(serializers.Serializer):
     id = serializers.CharField(help_text="The message, chunk, entry or note id.")
     content = serializers.CharField()
     score = serializers.FloatField(help_text="Fused score; higher is better.")
-    signals = serializers.DictField(help_text="Per signal: rank and raw score; recency: age.")
+    signals = serializers.DictField(
+        help_text="Per signal: rank and raw score (and normalized, where scores are fused so); "
+        "recency: age; context (messages): the score gained from the neighbour and the session, "
+        "and the seq of the message each came from."
+    )
     thread_id = serializers.UUIDField(allow_null=True)
     message_id = serializers.UUIDField(allow_null=True)
     seq = serializers.IntegerField(allow_null=True)
