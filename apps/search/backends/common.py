@@ -122,9 +122,12 @@ def message_neighbourhood(scope: Scope, item_ids: list[int]) -> list[MessageRow]
         return []
     where, params = scope_where(scope, "si")
     if connection.vendor == "postgresql":
-        chosen, ids = "s0.id = ANY(%s)", [list(item_ids)]
+        chosen, ids, join = "s0.id = ANY(%s)", [list(item_ids)], "JOIN"
     else:
         chosen, ids = f"s0.id IN ({', '.join(['%s'] * len(item_ids))})", list(item_ids)
+        # SQLite's planner would start from the scope's index and read the whole scope (116 ms
+        # for 80 candidates among 800 items, against 9 ms); CROSS JOIN keeps the written order.
+        join = "CROSS JOIN"
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
@@ -134,9 +137,9 @@ def message_neighbourhood(scope: Scope, item_ids: list[int]) -> list[MessageRow]
                 FROM search_searchitem s0 JOIN threads_message m0 ON m0.id = s0.message_id
                 WHERE {chosen}
             ) c
-            JOIN threads_message m
+            {join} threads_message m
                 ON m.thread_id = c.thread_id AND m.seq BETWEEN c.seq - 1 AND c.seq + 1
-            JOIN search_searchitem si ON si.message_id = m.id
+            {join} search_searchitem si ON si.message_id = m.id
             WHERE {where}
             """,
             [*ids, *params],
