@@ -343,7 +343,7 @@ SEARCH_RECENCY_HALF_LIFE_DAYS = env_float("SEARCH_RECENCY_HALF_LIFE_DAYS", 30.0)
 SEARCH_RRF_K = env_int("SEARCH_RRF_K", 5)
 # The item kinds (message, chunk, entry, note, artifact) fused by per-query normalised scores
 # rather than by rank, and the weights of each signal there (apps/search/normalized.py).
-SEARCH_NORMALIZED_KINDS = env_list("SEARCH_NORMALIZED_KINDS", "")
+SEARCH_NORMALIZED_KINDS = env_list("SEARCH_NORMALIZED_KINDS", "message")
 SEARCH_NORMALIZED_WEIGHT_LEXICAL = env_float("SEARCH_NORMALIZED_WEIGHT_LEXICAL", 1.0)
 SEARCH_NORMALIZED_WEIGHT_VECTOR = env_float("SEARCH_NORMALIZED_WEIGHT_VECTOR", 1.0)
 

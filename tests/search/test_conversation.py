@@ -11,6 +11,12 @@ from apps.memconfig.services import config_update
 START = timezone.now() - timedelta(days=2)
 
 
+@pytest.fixture(autouse=True, params=[[], ["message"]], ids=["rank-fused", "score-fused"])
+def fusion(request, settings):
+    """Run each test with messages fused by rank and by normalised scores."""
+    settings.SEARCH_NORMALIZED_KINDS = request.param
+
+
 def _search(actor, **body):
     body = {"scopes": ["messages"], "top_k": 10, **body}
     response = actor.post("/api/v1/search", body)
@@ -71,19 +77,19 @@ def _by_place(results):
 
 def test_a_message_gains_from_its_neighbour_and_its_session_and_says_whence(alice, harbour):
     first, second = harbour
-    _configure(alice, neighbour_share=0.5, session_share=0.25, gap=30)
+    _configure(alice, neighbour_share=0.2, session_share=0.1, gap=30)
 
     hits = _by_place(_search(alice, query="pelican harbour"))
 
     best = hits[(first, 1)]
     assert hits[(first, 2)]["signals"]["context"] == {
-        "neighbour": pytest.approx(0.5 * _own_score(best), abs=2e-6),
-        "session": pytest.approx(0.25 * _own_score(best), abs=2e-6),
+        "neighbour": pytest.approx(0.2 * _own_score(best), abs=2e-6),
+        "session": pytest.approx(0.1 * _own_score(best), abs=2e-6),
         "from": {"neighbour": 1, "session": 1},
     }
     # Seq 4 is in seq 1's session, but its neighbours are 3 (no score) and 5 (another session).
     assert hits[(first, 4)]["signals"]["context"] == {
-        "session": pytest.approx(0.25 * _own_score(best), abs=2e-6),
+        "session": pytest.approx(0.1 * _own_score(best), abs=2e-6),
         "from": {"session": 1},
     }
     assert best["signals"]["context"]["from"]["neighbour"] == 2
@@ -92,7 +98,7 @@ def test_a_message_gains_from_its_neighbour_and_its_session_and_says_whence(alic
 
 def test_nothing_crosses_a_pause_or_a_thread(alice, harbour):
     first, second = harbour
-    _configure(alice, neighbour_share=0.5, session_share=0.25, gap=30)
+    _configure(alice, neighbour_share=0.2, session_share=0.1, gap=30)
 
     hits = _by_place(_search(alice, query="pelican harbour"))
 
@@ -104,7 +110,7 @@ def test_nothing_crosses_a_pause_or_a_thread(alice, harbour):
 
 def test_a_longer_gap_setting_joins_the_later_messages_to_the_session(alice, harbour):
     first, second = harbour
-    _configure(alice, neighbour_share=0.5, session_share=0.25, gap=240)
+    _configure(alice, neighbour_share=0.2, session_share=0.1, gap=240)
 
     hits = _by_place(_search(alice, query="pelican harbour"))
 
@@ -115,16 +121,15 @@ def test_a_longer_gap_setting_joins_the_later_messages_to_the_session(alice, har
 def test_a_run_is_one_session_whatever_its_pauses(alice):
     thread = alice.new_thread()
     run = alice.post(f"/api/v1/threads/{thread['id']}/runs", {"name": "long task"}).json()
-    _say(alice, thread["id"], (0, "pelican harbour"), run_id=run["id"])
-    _say(alice, thread["id"], (600, "lunch menu"), (601, "harbour"), run_id=run["id"])
+    _say(alice, thread["id"], (0, "pelican harbour"), (600, "harbour"), run_id=run["id"])
     other = alice.new_thread()
-    _say(alice, other["id"], (0, "pelican harbour"), (600, "lunch menu"), (601, "harbour"))
-    _configure(alice, neighbour_share=0.5, session_share=0.25, gap=30)
+    _say(alice, other["id"], (0, "pelican harbour"), (600, "harbour"))
+    _configure(alice, neighbour_share=0.2, session_share=0.1, gap=30)
 
     hits = _by_place(_search(alice, query="pelican harbour"))
 
-    assert hits[(thread["id"], 3)]["signals"]["context"]["from"] == {"session": 1}
-    assert "context" not in hits[(other["id"], 3)]["signals"]  # no run: ten hours apart
+    assert hits[(thread["id"], 2)]["signals"]["context"]["from"] == {"neighbour": 1, "session": 1}
+    assert "context" not in hits[(other["id"], 2)]["signals"]  # no run: ten hours apart
 
 
 def _ferry(actor):
