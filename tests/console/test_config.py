@@ -125,6 +125,12 @@ def test_booleans_and_floats_are_saved_with_their_types(admin, alice):
         ("episodic_dedupe_threshold", "1.5", "episodic_dedupe_threshold must be at most 1"),
         ("episodic_approval_required", "maybe", "episodic_approval_required must be true or false"),
         ("embedder_model", "x" * 201, "embedder_model must be at most 200 characters"),
+        (
+            "search_context_neighbour_share",
+            "1.5",
+            "search_context_neighbour_share must be at most 1",
+        ),
+        ("search_session_gap_minutes", "-1", "search_session_gap_minutes must be at least 0"),
     ],
 )
 def test_bad_values_are_named_next_to_their_field_and_nothing_is_saved(
