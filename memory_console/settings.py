@@ -343,6 +343,11 @@ SEARCH_RECENCY_HALF_LIFE_DAYS = env_float("SEARCH_RECENCY_HALF_LIFE_DAYS", 30.0)
 SEARCH_RRF_K = env_int("SEARCH_RRF_K", 5)
 # Added to a message created inside the period a query names ("last week", "in May 2023").
 SEARCH_WEIGHT_TEMPORAL = env_float("SEARCH_WEIGHT_TEMPORAL", 0.08)
+# The item kinds (message, chunk, entry, note, artifact) fused by per-query normalised scores
+# rather than by rank, and the weights of each signal there (apps/search/normalized.py).
+SEARCH_NORMALIZED_KINDS = env_list("SEARCH_NORMALIZED_KINDS", "message")
+SEARCH_NORMALIZED_WEIGHT_LEXICAL = env_float("SEARCH_NORMALIZED_WEIGHT_LEXICAL", 1.0)
+SEARCH_NORMALIZED_WEIGHT_VECTOR = env_float("SEARCH_NORMALIZED_WEIGHT_VECTOR", 1.0)
 
 # --- Retrieval evaluation (the labelled set the console's evaluation page runs) -------------
 EVALUATION_SET_PATH = Path(

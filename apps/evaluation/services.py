@@ -1,7 +1,5 @@
 """Start and carry out retrieval evaluation runs (in the background)."""
 
-from dataclasses import asdict
-
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -11,6 +9,7 @@ from apps.evaluation.models import EvaluationRun, RunStatus
 from apps.jobs.services import job_enqueue
 from apps.memconfig.selectors import config_effective_for_project, config_level_get
 from apps.memconfig.services import config_update
+from apps.search.fusion import weights_json
 from apps.search.selectors import default_weights
 from apps.search.vectors import vectors_sync
 from apps.tenancy.models import Project
@@ -57,7 +56,7 @@ def evaluation_execute(*, run_id) -> None:
             status=RunStatus.DONE,
             progress=100,
             metrics=retrieval.aggregate(rows, modes),
-            config={**config, "weights": asdict(default_weights())},
+            config={**config, "weights": weights_json(default_weights())},
             finished_at=timezone.now(),
         )
     except Exception as exc:

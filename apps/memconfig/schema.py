@@ -85,6 +85,32 @@ SETTINGS: tuple[Setting, ...] = (
         1.0,
     ),
     Setting(
+        "search_context_neighbour_share",
+        float,
+        0.3,
+        "Share of the best score of the messages just before and after it (same session) "
+        "that a message gains in search.",
+        0.0,
+        1.0,
+    ),
+    Setting(
+        "search_context_session_share",
+        float,
+        0.1,
+        "Share of the best score of the other messages of its session that a message gains "
+        "in search.",
+        0.0,
+        1.0,
+    ),
+    Setting(
+        "search_session_gap_minutes",
+        float,
+        30.0,
+        "A pause longer than this between messages ends a session (a run is one session).",
+        0.0,
+        10_080.0,
+    ),
+    Setting(
         "embedder_model", str, "", "Embedding model; empty disables vectors.", project_only=True
     ),
     Setting("embedder_dimensions", int, 1536, "Embedding dimensions.", 8, 4096, project_only=True),

@@ -8,7 +8,7 @@ episodic recall, the knowledge-base webhooks, evaluation).
 
 import logging
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,8 +21,10 @@ from apps.memconfig.selectors import config_effective
 from apps.providers.embeddings import embedder_for
 from apps.providers.errors import EmbeddingError
 from apps.search.backends import backend
+from apps.search.conversation import with_conversation
 from apps.search.fusion import Fused, FusionWeights, fuse
 from apps.search.models import ItemKind, SearchItem
+from apps.search.normalized import fuse_normalized
 from apps.search.query import query_terms
 from apps.search.scope import Scope
 from apps.search.time_boost import boost_in_window
@@ -132,11 +134,13 @@ def rank(
     """Return the ids of the top_k items of the scopes for the query, best first, scored.
 
     1. Each scope gives its lexical and vector candidates (its filter inside each query).
-    2. Each scope's lists are fused by reciprocal rank with a recency bonus; messages inside
-       the period the query names gain a boost (time_boost.py).
+    2. Each scope's lists are fused by reciprocal rank, or by normalised scores for the kinds
+       in weights.normalized_kinds (normalized.py), with a recency bonus; messages inside the
+       period the query names gain a boost (time_boost.py).
     3. With a vector and min_similarity, items only the vectors found and less similar than
        that go (see _above_floor).
-    4. The fused lists of all scopes are merged by score and cut to top_k.
+    4. Messages share their scores with their neighbours and sessions (conversation.py).
+    5. The fused lists of all scopes are merged by score and cut to top_k.
     """
     db = backend()
     weights = weights or default_weights()
@@ -160,12 +164,15 @@ def rank(
         ranked = {
             signal: [(c.item_id, c.score) for c in found] for signal, found in candidates.items()
         }
-        scope_fused = fuse(ranked, created, now, weights)
+        fusion = fuse_normalized if scope.kind in weights.normalized_kinds else fuse
+        scope_fused = fusion(ranked, created, now, weights)
         scope_fused = boost_in_window(
             scope=scope, query=query, fused=scope_fused, created=created, weights=weights
         )
         if min_similarity is not None and "vector" in ranked:
             scope_fused = _above_floor(scope_fused, min_similarity)
+        if scope.kind == ItemKind.MESSAGE:
+            scope_fused = with_conversation(scope, scope_fused, weights, depth)
         fused += scope_fused
     fused.sort(key=lambda entry: (-entry.score, -entry.item_id))
     winners = fused[:top_k]
@@ -181,6 +188,9 @@ def _above_floor(entries: list[Fused], floor: float) -> list[Fused]:
     list always comes full, and its tail is noise. An item the words found stays whatever its
     similarity: a small or hashed embedder rates exact matches low, and a floor that dropped
     them would lose what full-text search alone finds.
+
+    The floor judges each item on its own evidence: the conversation step comes after it, so a
+    message dropped here may come back beside a kept hit, by the share it gains from it.
     """
     kept = []
     for entry in entries:
@@ -293,9 +303,10 @@ def search_for_agent(
     user; both must already be known to be the agent's (the caller looked them up);
     without_resource narrows them to items of no end user instead. message_range is (before,
     after): how many messages to show around each message hit; by default the agent's
-    semantic_recall_range_before/after settings. embedding is the query's, when the caller
-    searches several times for one query and embedded it once (query_embed). floor drops hits
-    less similar than its value when the project has vectors. Notes belong to
+    semantic_recall_range_before/after settings. Messages are ranked with the agent's
+    search_context_* and search_session_gap_minutes settings. embedding is the query's, when
+    the caller searches several times for one query and embedded it once (query_embed). floor
+    drops hits less similar than its value when the project has vectors. Notes belong to
     no thread or end user, so thread and resource do not narrow them.
     """
     scopes = []
@@ -321,18 +332,19 @@ def search_for_agent(
             )
     if embedding is None:
         embedding = query_embed(project_id=agent.project_id, query=query)
+    config = config_effective(agent=agent)
     found = search(
         scopes=scopes,
         query=query,
         top_k=top_k,
         vector=embedding.vector,
+        weights=agent_weights(config),
         min_similarity=floor.value if floor else None,
     )
     hits = [_hit(found_hit) for found_hit in found]
     message_hits = [hit for hit in hits if hit.type == "message"]
     if message_hits:
         if message_range is None:
-            config = config_effective(agent=agent)
             message_range = (
                 config["semantic_recall_range_before"],
                 config["semantic_recall_range_after"],
@@ -448,6 +460,7 @@ def _add_ranges(hits: list[Hit], before: int, after: int) -> None:
 
 
 def default_weights() -> FusionWeights:
+    """The weights of the settings, with the global defaults of the conversation settings."""
     return FusionWeights(
         lexical=settings.SEARCH_WEIGHT_LEXICAL,
         vector=settings.SEARCH_WEIGHT_VECTOR,
@@ -455,4 +468,21 @@ def default_weights() -> FusionWeights:
         half_life_days=settings.SEARCH_RECENCY_HALF_LIFE_DAYS,
         k=settings.SEARCH_RRF_K,
         temporal_boost=settings.SEARCH_WEIGHT_TEMPORAL,
+        normalized_kinds=frozenset(settings.SEARCH_NORMALIZED_KINDS),
+        normalized_lexical=settings.SEARCH_NORMALIZED_WEIGHT_LEXICAL,
+        normalized_vector=settings.SEARCH_NORMALIZED_WEIGHT_VECTOR,
+        **_conversation_weights(settings.MEMORY_DEFAULTS),
     )
+
+
+def agent_weights(config) -> FusionWeights:
+    """The weights of the settings, with the conversation settings of an agent's config."""
+    return replace(default_weights(), **_conversation_weights(config))
+
+
+def _conversation_weights(config) -> dict:
+    return {
+        "neighbour_share": config["search_context_neighbour_share"],
+        "session_share": config["search_context_session_share"],
+        "session_gap_minutes": config["search_session_gap_minutes"],
+    }

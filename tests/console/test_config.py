@@ -125,6 +125,12 @@ def test_booleans_and_floats_are_saved_with_their_types(admin, alice):
         ("episodic_dedupe_threshold", "1.5", "episodic_dedupe_threshold must be at most 1"),
         ("episodic_approval_required", "maybe", "episodic_approval_required must be true or false"),
         ("embedder_model", "x" * 201, "embedder_model must be at most 200 characters"),
+        (
+            "search_context_neighbour_share",
+            "1.5",
+            "search_context_neighbour_share must be at most 1",
+        ),
+        ("search_session_gap_minutes", "-1", "search_session_gap_minutes must be at least 0"),
     ],
 )
 def test_bad_values_are_named_next_to_their_field_and_nothing_is_saved(
@@ -365,3 +371,24 @@ def test_the_default_level_marks_settings_not_used_yet(admin):
     body = admin.get("/console/config/").content.decode()
 
     assert body.count("not used yet") == len(NOT_USED_YET)
+
+
+def test_the_conversation_search_settings_are_edited_here_and_rank_search(admin, alice):
+    keys = ("search_context_neighbour_share", "search_context_session_share")
+    body = admin.get("/console/config/?level=acme/alice").content.decode()
+    for key in (*keys, "search_session_gap_minutes"):
+        assert f'name="{key}"' in body
+        assert f'name="{key}" disabled' not in body
+    thread = alice.new_thread()
+    texts = ["what is the ferry timetable", "gate nine", "timetable one", "tea", "timetable two"]
+    alice.append(thread["id"], *({"role": "user", "content": text} for text in texts))
+    query = {"query": "ferry timetable", "top_k": 2, "message_range": {"before": 0, "after": 0}}
+
+    _save(admin, "acme/alice", **dict.fromkeys(keys, "0"))
+    before = [hit["seq"] for hit in alice.post("/api/v1/search", query).json()["results"]]
+    _save(admin, "acme/alice", expected_version=1, search_context_neighbour_share="0.95")
+    after = [hit["seq"] for hit in alice.post("/api/v1/search", query).json()["results"]]
+
+    assert config_effective(agent=alice.agent)["search_context_neighbour_share"] == 0.95
+    assert 2 not in before
+    assert after == [1, 2]

@@ -83,8 +83,10 @@ class SearchResultSerializer(serializers.Serializer):
     content = serializers.CharField()
     score = serializers.FloatField(help_text="Fused score; higher is better.")
     signals = serializers.DictField(
-        help_text="Per signal: rank and raw score; recency: age; time: the window of days the "
-        "query names and 1 if the message is inside it, else 0."
+        help_text="Per signal: rank and raw score (and normalized, where scores are fused so); "
+        "recency: age; time: the window of days the query names and 1 if the message is inside "
+        "it, else 0; context (messages): the score gained from the neighbour and the session, "
+        "and the seq of the message each came from."
     )
     thread_id = serializers.UUIDField(allow_null=True)
     message_id = serializers.UUIDField(allow_null=True)

@@ -11,6 +11,17 @@ from apps.search.scope import Scope
 
 
 @dataclass(frozen=True)
+class MessageRow:
+    """Where a message item sits in its conversation (conversation-aware ranking)."""
+
+    item_id: int
+    thread_id: object  # compared only: a UUID on PostgreSQL, hex text on SQLite
+    seq: int
+    created: float  # seconds since the epoch
+    run_id: object  # None when the message belongs to no run
+
+
+@dataclass(frozen=True)
 class Candidate:
     item_id: int
     score: float  # higher is better: a full-text score, or a cosine similarity
@@ -98,6 +109,44 @@ def capped_count(cursor, table: str, alias: str, where: str, params: list, cap: 
         _sizes.clear()
     _sizes[key] = (size, time.monotonic())
     return size
+
+
+def message_neighbourhood(scope: Scope, item_ids: list[int]) -> list[MessageRow]:
+    """Return the rows of these message items and of the messages just before and after each
+    (seq ± 1 in the same thread), those in the scope only, with one query.
+
+    Each candidate costs three probes of the (thread, seq) unique index and one of the search
+    item's message index, so the query is bounded by the number of ids, never by a thread's
+    length.
+    """
+    if not item_ids:
+        return []
+    where, params = scope_where(scope, "si")
+    if connection.vendor == "postgresql":
+        chosen, ids, join = "s0.id = ANY(%s)", [list(item_ids)], "JOIN"
+    else:
+        chosen, ids = f"s0.id IN ({', '.join(['%s'] * len(item_ids))})", list(item_ids)
+        # SQLite's planner would start from the scope's index and read the whole scope (116 ms
+        # for 80 candidates among 800 items, against 9 ms); CROSS JOIN keeps the written order.
+        join = "CROSS JOIN"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT si.id, m.thread_id, m.seq, {epoch_seconds("m.created_at")}, m.run_id
+            FROM (
+                SELECT m0.thread_id AS thread_id, m0.seq AS seq
+                FROM search_searchitem s0 JOIN threads_message m0 ON m0.id = s0.message_id
+                WHERE {chosen}
+            ) c
+            {join} threads_message m
+                ON m.thread_id = c.thread_id AND m.seq BETWEEN c.seq - 1 AND c.seq + 1
+            {join} search_searchitem si ON si.message_id = m.id
+            WHERE {where}
+            """,
+            [*ids, *params],
+        )
+        rows = {row[0]: MessageRow(*row) for row in cursor.fetchall()}
+    return list(rows.values())  # a message beside two candidates comes twice
 
 
 def _hashable(value):

@@ -1,0 +1,193 @@
+"""Conversation-aware ranking: messages share their scores with their neighbours and sessions,
+never across a thread or a session's pause; a neighbour nothing matched can be returned."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.memconfig.services import config_update
+
+START = timezone.now() - timedelta(days=2)
+
+
+@pytest.fixture(autouse=True, params=[[], ["message"]], ids=["rank-fused", "score-fused"])
+def fusion(request, settings):
+    """Run each test with messages fused by rank and by normalised scores."""
+    settings.SEARCH_NORMALIZED_KINDS = request.param
+
+
+def _search(actor, **body):
+    body = {"scopes": ["messages"], "top_k": 10, **body}
+    response = actor.post("/api/v1/search", body)
+    assert response.status_code == 200, response.content
+    return response.json()["results"]
+
+
+def _say(actor, thread_id, *turns, run_id=None):
+    """Append (minutes after START, text) turns to the thread."""
+    actor.append(
+        thread_id,
+        *(
+            {
+                "role": "user",
+                "content": text,
+                "created_at": (START + timedelta(minutes=minutes)).isoformat(),
+                "run_id": run_id,
+            }
+            for minutes, text in turns
+        ),
+    )
+
+
+def _configure(actor, **values):
+    changes = {f"search_context_{key}": value for key, value in values.items() if key != "gap"}
+    if "gap" in values:
+        changes["search_session_gap_minutes"] = values["gap"]
+    config_update(agent=actor.agent, changes=changes, changed_by="test")
+
+
+def _own_score(hit) -> float:
+    """The hit's score before its conversation gains."""
+    context = hit["signals"].get("context", {})
+    return hit["score"] - context.get("neighbour", 0) - context.get("session", 0)
+
+
+@pytest.fixture
+def harbour(alice):
+    """One thread whose session breaks after seq 4, and a second thread at the same times."""
+    first = alice.new_thread()
+    _say(
+        alice,
+        first["id"],
+        (0, "pelican harbour"),  # 1: the best match
+        (5, "harbour"),  # 2: its neighbour
+        (10, "lunch menu"),  # 3: matches nothing
+        (15, "harbour"),  # 4: same session as 1, not beside it
+        (195, "harbour"),  # 5: three hours later, a new session
+    )
+    second = alice.new_thread()
+    _say(alice, second["id"], (1, "harbour"))
+    return first["id"], second["id"]
+
+
+def _by_place(results):
+    return {(hit["thread_id"], hit["seq"]): hit for hit in results}
+
+
+def test_a_message_gains_from_its_neighbour_and_its_session_and_says_whence(alice, harbour):
+    first, second = harbour
+    _configure(alice, neighbour_share=0.2, session_share=0.1, gap=30)
+
+    hits = _by_place(_search(alice, query="pelican harbour"))
+
+    best = hits[(first, 1)]
+    assert hits[(first, 2)]["signals"]["context"] == {
+        "neighbour": pytest.approx(0.2 * _own_score(best), abs=2e-6),
+        "session": pytest.approx(0.1 * _own_score(best), abs=2e-6),
+        "from": {"neighbour": 1, "session": 1},
+    }
+    # Seq 4 is in seq 1's session, but its neighbours are 3 (no score) and 5 (another session).
+    assert hits[(first, 4)]["signals"]["context"] == {
+        "session": pytest.approx(0.1 * _own_score(best), abs=2e-6),
+        "from": {"session": 1},
+    }
+    assert best["signals"]["context"]["from"]["neighbour"] == 2
+    assert list(hits)[0] == (first, 1)
+
+
+def test_nothing_crosses_a_pause_or_a_thread(alice, harbour):
+    first, second = harbour
+    _configure(alice, neighbour_share=0.2, session_share=0.1, gap=30)
+
+    hits = _by_place(_search(alice, query="pelican harbour"))
+
+    assert "context" not in hits[(first, 5)]["signals"]  # three hours after seq 4
+    assert "context" not in hits[(second, 1)]["signals"]  # a minute after seq 1, elsewhere
+    for hit in hits.values():
+        assert hit["signals"].get("context", {}).get("from", {}).get("session") != 5
+
+
+def test_a_longer_gap_setting_joins_the_later_messages_to_the_session(alice, harbour):
+    first, second = harbour
+    _configure(alice, neighbour_share=0.2, session_share=0.1, gap=240)
+
+    hits = _by_place(_search(alice, query="pelican harbour"))
+
+    assert hits[(first, 5)]["signals"]["context"]["from"] == {"neighbour": 4, "session": 1}
+    assert "context" not in hits[(second, 1)]["signals"]
+
+
+def test_a_run_is_one_session_whatever_its_pauses(alice):
+    thread = alice.new_thread()
+    run = alice.post(f"/api/v1/threads/{thread['id']}/runs", {"name": "long task"}).json()
+    _say(alice, thread["id"], (0, "pelican harbour"), (600, "harbour"), run_id=run["id"])
+    other = alice.new_thread()
+    _say(alice, other["id"], (0, "pelican harbour"), (600, "harbour"))
+    _configure(alice, neighbour_share=0.2, session_share=0.1, gap=30)
+
+    hits = _by_place(_search(alice, query="pelican harbour"))
+
+    assert hits[(thread["id"], 2)]["signals"]["context"]["from"] == {"neighbour": 1, "session": 1}
+    assert "context" not in hits[(other["id"], 2)]["signals"]  # no run: ten hours apart
+
+
+def _ferry(actor):
+    """A question, its answer (which holds none of its words) and three weaker matches."""
+    thread = actor.new_thread()
+    _say(
+        actor,
+        thread["id"],
+        (0, "what is the ferry timetable"),
+        (1, "gate nine, every hour"),
+        *((1440 * day, f"a timetable for day {day}") for day in (1, 2, 3)),
+    )
+    return thread
+
+
+def test_a_neighbour_nothing_matched_is_returned_when_the_share_is_high_enough(alice):
+    thread = _ferry(alice)
+    _configure(alice, neighbour_share=0.0, session_share=0.0)
+    without = _search(
+        alice, query="ferry timetable", top_k=3, message_range={"before": 0, "after": 0}
+    )
+    _configure(alice, neighbour_share=0.95)
+
+    found = _search(
+        alice, query="ferry timetable", top_k=3, message_range={"before": 0, "after": 0}
+    )
+
+    assert [hit["seq"] for hit in without][0] == 1
+    assert 2 not in [hit["seq"] for hit in without]
+    assert [hit["seq"] for hit in found][:2] == [1, 2]
+    answer = found[1]
+    assert answer["thread_id"] == thread["id"]
+    assert answer["content"] == "gate nine, every hour"
+    assert set(answer["signals"]) == {"context"}  # neither words nor vectors found it
+    assert answer["signals"]["context"]["from"] == {"neighbour": 1}
+    assert answer["score"] == pytest.approx(0.95 * found[0]["score"], abs=2e-6)
+    assert len(found) == len(without) == 3
+
+
+def test_context_never_lengthens_the_answer(alice):
+    thread = alice.new_thread()
+    _say(alice, thread["id"], (0, "one"), (1, "needle"), (2, "three"))
+    _configure(alice, neighbour_share=0.9, session_share=0.0)
+
+    found = _search(alice, query="needle")
+
+    assert [hit["seq"] for hit in found] == [2]
+
+
+def test_vector_search_shares_too_and_keeps_the_floor(alice, use_embedder):
+    thread = alice.new_thread()
+    _say(alice, thread["id"], (0, "pelican harbour"), (1, "harbour"), (2, "lunch menu"))
+    use_embedder(alice)()
+    _configure(alice, neighbour_share=0.5, session_share=0.0)
+
+    found = _by_place(_search(alice, query="pelican harbour", min_similarity=0.0))
+
+    assert found[(thread["id"], 2)]["signals"]["context"]["from"] == {"neighbour": 1}
+    assert "vector" in found[(thread["id"], 2)]["signals"]
+    kept = _search(alice, query="pelican harbour", min_similarity=0.999)
+    assert all("lexical" in hit["signals"] for hit in kept)
