@@ -106,4 +106,4 @@ def test_search_fuses_the_listed_kinds_by_the_formula(alice, use_embedder, with_
         for found in lexical
     )
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
-    assert hits[0].item.content in TEXTS[:2]  # both words
+    assert hits[0].item.message.content in TEXTS[:2]  # both words
