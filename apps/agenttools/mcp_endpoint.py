@@ -8,7 +8,8 @@ from an ASGI entry would have meant moving production to an ASGI server for one 
 would still have left runserver and the live server without it. Instead /mcp is a plain Django
 view: the SDK runs in its stateless, JSON-response mode (every POST is a whole exchange and
 gets one JSON answer; no session, no stream held open), so the view hands the request to the
-SDK's session manager as one ASGI call (asgiref's async_to_sync) and returns what it sent.
+SDK's session manager as one ASGI call, on an event loop in the request's thread
+(mcp_server.serve says why there), and returns what it sent.
 All protocol handling stays in the SDK; the view only moves bytes and checks the API key,
 and it works unchanged under gunicorn, runserver, the live server and an ASGI server.
 
@@ -16,7 +17,6 @@ What stateless mode gives up: GET (a standing server-to-client stream) answers 4
 server cannot ask the client anything mid-call. The tools need neither: each answers at once.
 """
 
-from asgiref.sync import async_to_sync
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -69,7 +69,7 @@ def mcp_view(request):
         return response
     from apps.agenttools.mcp_server import serve  # the SDK loads on the first MCP request
 
-    status, headers, body = async_to_sync(serve)(_scope(request), request.body, api_key.agent)
+    status, headers, body = serve(_scope(request), request.body, api_key.agent)
     response = HttpResponse(body, status=status)
     for name, value in headers:
         if name.lower() not in (b"content-length", b"connection"):
