@@ -12,7 +12,9 @@ from urllib.parse import urlsplit
 from django.db import transaction
 
 from apps.actions.models import ActionEvent, ActionSecret, ActionWebhook, Delivery
+from apps.audit.services import audit_record
 from apps.core.ids import uuid7
+from apps.core.outbound import OutboundRefused, url_check
 from apps.jobs.services import job_enqueue
 from apps.threads.action_tokens import action_tokens
 from apps.threads.models import Role
@@ -96,3 +98,74 @@ def action_secret(*, project_id) -> str:
             project_id=project_id, defaults={"secret": secrets.token_urlsafe(32)}
         )
     return found.secret
+
+
+def webhook_address_problem(url: str) -> str | None:
+    """Say why the outbound guard would refuse to POST to url now, or return None.
+
+    The check of URL ingestion: http or https, and a host whose every address is public unless
+    OUTBOUND_ALLOWED_NETWORKS allows it. Each delivery checks again (DNS answers change).
+    """
+    try:
+        url_check(url)
+    except OutboundRefused as exc:
+        return f"Refused: {exc}"
+    return None
+
+
+def _webhook_state(webhook: ActionWebhook) -> dict:
+    return {"name": webhook.name, "url": webhook.url, "active": webhook.active}
+
+
+def webhook_save(*, webhook: ActionWebhook, actor: str) -> ActionWebhook:
+    """Create or change a webhook (already validated), audited; its project gets a secret."""
+    created = webhook._state.adding
+    before = None if created else _webhook_state(ActionWebhook.objects.get(pk=webhook.pk))
+    with transaction.atomic():
+        webhook.save()
+        action_secret(project_id=webhook.project_id)  # its deliveries are signed with it
+        audit_record(
+            actor=actor,
+            action="action_webhook.create" if created else "action_webhook.update",
+            object_type="action_webhook",
+            object_id=webhook.id,
+            project_id=webhook.project_id,
+            summary=f"[[{webhook.name}: …]] → {webhook.url}",
+            before=before,
+            after=_webhook_state(webhook),
+        )
+    return webhook
+
+
+def webhook_delete(*, webhook: ActionWebhook, actor: str) -> None:
+    """Delete a webhook, audited; its pending deliveries are skipped."""
+    with transaction.atomic():
+        audit_record(
+            actor=actor,
+            action="action_webhook.delete",
+            object_type="action_webhook",
+            object_id=webhook.id,
+            project_id=webhook.project_id,
+            summary=f"[[{webhook.name}: …]] → {webhook.url}",
+            before=_webhook_state(webhook),
+        )
+        webhook.delete()
+
+
+def action_secret_rotate(*, project_id, actor: str) -> str:
+    """Replace the project's signing secret, audited (without the secret); return the new one.
+
+    Deliveries from now on are signed with the new secret, retries of earlier ones included.
+    """
+    with transaction.atomic():
+        secret = secrets.token_urlsafe(32)
+        ActionSecret.objects.update_or_create(project_id=project_id, defaults={"secret": secret})
+        audit_record(
+            actor=actor,
+            action="action_secret.rotate",
+            object_type="action_secret",
+            object_id=project_id,
+            project_id=project_id,
+            summary="webhook signing secret rotated",
+        )
+    return secret

@@ -8,7 +8,8 @@ from an ASGI entry would have meant moving production to an ASGI server for one 
 would still have left runserver and the live server without it. Instead /mcp is a plain Django
 view: the SDK runs in its stateless, JSON-response mode (every POST is a whole exchange and
 gets one JSON answer; no session, no stream held open), so the view hands the request to the
-SDK's session manager as one ASGI call (asgiref's async_to_sync) and returns what it sent.
+SDK's session manager as one ASGI call, on an event loop in the request's thread
+(mcp_server.serve says why there), and returns what it sent.
 All protocol handling stays in the SDK; the view only moves bytes and checks the API key,
 and it works unchanged under gunicorn, runserver, the live server and an ASGI server.
 
@@ -16,11 +17,14 @@ What stateless mode gives up: GET (a standing server-to-client stream) answers 4
 server cannot ask the client anything mid-call. The tools need neither: each answers at once.
 """
 
-from asgiref.sync import async_to_sync
+from types import SimpleNamespace
+
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
+from rest_framework.exceptions import Throttled
 
 from apps.core.errors import error_body
+from apps.core.throttling import ApiKeyRateThrottle
 from apps.tenancy.selectors import KeyRejected, api_key_authenticate
 
 
@@ -51,6 +55,35 @@ def _refuse(message: str) -> JsonResponse:
     return response
 
 
+# JSON-RPC leaves -32000 to -32099 to the server; this one says "too many requests".
+RATE_LIMITED = -32029
+
+
+def _throttled(api_key) -> HttpResponse | None:
+    """Count the request against the key's API_RATE_LIMIT, shared with the REST API.
+
+    DRF's own throttle class and cache count it, as for a REST view (the class reads the key
+    from request.auth, all it is given here). Past the rate: HTTP 429 with Retry-After, its
+    body a JSON-RPC error, which the SDK's client hands to the caller as the error of the call
+    (with another body it reports only "Server returned an error response").
+    """
+    throttle = ApiKeyRateThrottle()
+    if throttle.allow_request(SimpleNamespace(auth=api_key), None):
+        return None
+    from mcp_types import ErrorData, JSONRPCError
+
+    refused = Throttled(throttle.wait())
+    error = ErrorData(
+        code=RATE_LIMITED,
+        message=f"{refused.detail} (API_RATE_LIMIT of this API key)",
+        data={"retry_after": refused.wait},
+    )
+    body = JSONRPCError(jsonrpc="2.0", id=None, error=error).model_dump_json(by_alias=True)
+    response = HttpResponse(body, status=429, content_type="application/json")
+    response["Retry-After"] = str(refused.wait)
+    return response
+
+
 @csrf_exempt  # a bearer-key API, like the REST one: no cookies, so no cross-site forgery
 def mcp_view(request):
     """Serve one Streamable HTTP POST of the MCP protocol for the agent of the bearer key."""
@@ -61,6 +94,8 @@ def mcp_view(request):
         api_key = api_key_authenticate(key.strip())
     except KeyRejected as exc:
         return _refuse(str(exc))
+    if (refused := _throttled(api_key)) is not None:
+        return refused
     if request.method != "POST":
         response = JsonResponse(
             error_body("method_not_allowed", "This endpoint is stateless: POST only."), status=405
@@ -69,7 +104,7 @@ def mcp_view(request):
         return response
     from apps.agenttools.mcp_server import serve  # the SDK loads on the first MCP request
 
-    status, headers, body = async_to_sync(serve)(_scope(request), request.body, api_key.agent)
+    status, headers, body = serve(_scope(request), request.body, api_key.agent)
     response = HttpResponse(body, status=status)
     for name, value in headers:
         if name.lower() not in (b"content-length", b"connection"):

@@ -12,6 +12,7 @@ from apps.console.views import (
     moderation,
     notes,
     threads,
+    webhooks,
 )
 
 app_name = "console"
@@ -31,6 +32,7 @@ urlpatterns = [
     *notes.urlpatterns,
     *config.urlpatterns,
     *keys.urlpatterns,
+    *webhooks.urlpatterns,
     *audit.urlpatterns,
     *evaluation.urlpatterns,
 ]

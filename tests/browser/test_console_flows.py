@@ -158,6 +158,7 @@ def test_every_console_page_renders_without_javascript_errors(operator_login, pa
         "moderation/",
         "config/",
         "keys/",
+        "webhooks/",
         "audit/",
         "evaluation/",
     ):

@@ -35,6 +35,7 @@ def csrf_client(db):
 @pytest.fixture
 def console_objects(alice):
     """One real object for each URL argument of the console, keyed by the argument's name."""
+    from apps.actions.models import ActionWebhook
     from apps.knowledge.services import document_from_text, knowledge_base_create
     from apps.memconfig.services import config_update
     from apps.tenancy.selectors import api_key_list
@@ -53,6 +54,9 @@ def console_objects(alice):
     note = alice.post("/api/v1/notes", {"path": "ops/deploy.md", "content": "Deploy [[x]]."})
     assert note.status_code == 201, note.content
     config_update(project=alice.agent.project, changes={"recent_window": 30}, changed_by="test")
+    webhook = ActionWebhook.objects.create(
+        project=alice.agent.project, name="NOTIFY", url="https://hooks.example.com/notify"
+    )
     run = alice.post(f"/api/v1/threads/{thread['id']}/runs", {}).json()
     artifact = alice.post(f"/api/v1/runs/{run['id']}/artifacts", {"name": "a.md", "content": "x"})
     assert artifact.status_code == 201, artifact.content
@@ -65,5 +69,7 @@ def console_objects(alice):
         "entry_id": entry.json()["id"],
         "note_id": note.json()["id"],
         "key_id": api_key_list(agent=alice.agent).first().id,
+        "webhook_id": webhook.id,
+        "project_id": alice.agent.project.id,
         "to_version": 1,
     }

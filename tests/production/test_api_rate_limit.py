@@ -1,7 +1,13 @@
 """API_RATE_LIMIT: each API key gets so many requests per period, then 429 with Retry-After."""
 
+import asyncio
+
+import httpx2
 import pytest
 from django.core.cache import cache
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from tests.conftest import make_actor
 
@@ -50,3 +56,57 @@ def test_without_a_rate_nothing_is_limited(alice):
     answers = {alice.get("/api/v1/threads").status_code for _ in range(20)}
 
     assert answers == {200}
+
+
+def mcp_post(actor, method: str = "tools/list", params: dict | None = None):
+    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
+    return actor.client.post(
+        "/mcp", message, format="json", HTTP_ACCEPT="application/json, text/event-stream"
+    )
+
+
+def test_mcp_requests_count_against_the_same_limit(limit, alice):
+    alice.get("/api/v1/threads")
+    answers = [mcp_post(alice).status_code for _ in range(2)]
+    refused = mcp_post(alice, "tools/call", {"name": "recall_memory", "arguments": {"query": "x"}})
+
+    assert answers == [200, 200]
+    assert refused.status_code == 429
+    assert 0 < int(refused["Retry-After"]) <= 60
+    error = refused.json()["error"]  # a JSON-RPC error, as MCP clients read one
+    assert error["code"] == -32029
+    assert "throttled" in error["message"]
+    assert error["data"]["retry_after"] == int(refused["Retry-After"])
+    assert alice.get("/api/v1/threads").status_code == 429  # and MCP counted for REST too
+
+
+def test_mcp_counts_each_key_on_its_own(limit, alice, bob):
+    for _ in range(3):
+        mcp_post(alice)
+
+    assert mcp_post(alice).status_code == 429
+    assert mcp_post(bob).status_code == 200
+
+
+def test_mcp_without_a_rate_is_not_limited(alice):
+    answers = {mcp_post(alice).status_code for _ in range(20)}
+
+    assert answers == {200}
+
+
+def test_an_sdk_client_past_the_limit_gets_the_429(limit, live_server, transactional_db):
+    carol = make_actor("globex", "carol")
+
+    async def main():
+        headers = {"Authorization": f"Bearer {carol.key}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+            transport = streamable_http_client(f"{live_server.url}/mcp", http_client=http)
+            async with Client(transport) as client:  # its discovery is the first request
+                await client.list_tools()
+                await client.call_tool("recall_memory", {"query": "x"})
+                return await client.call_tool("recall_memory", {"query": "x"})
+
+    with pytest.raises(ExceptionGroup) as refused:
+        asyncio.run(main())
+
+    assert refused.group_contains(MCPError, match="throttled", depth=None)
