@@ -1,5 +1,6 @@
 """Real worker processes and concurrent clients for tests: what several test files share."""
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -71,3 +72,11 @@ def send_at_once(base_url: str, key: str, calls: list[tuple[str, str, dict]]) ->
 
     with ThreadPoolExecutor(len(calls)) as pool:
         return list(pool.map(send, calls))
+
+
+def run_async(coroutine):
+    """Run a coroutine to its end on a new event loop in a thread of its own, and return its
+    result (or raise its exception): the browser tests' driver keeps a loop running in the
+    main thread, where asyncio.run() would refuse."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()

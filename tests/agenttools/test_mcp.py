@@ -1,6 +1,5 @@
 """MCP over real HTTP: the official SDK's client against the live server's /mcp."""
 
-import asyncio
 import json
 
 import httpx2
@@ -14,6 +13,7 @@ from apps.memconfig.services import config_update
 from apps.tenancy.services import api_key_revoke
 from apps.threads.models import Message
 from tests.conftest import make_actor
+from tests.processes import run_async
 
 
 def mcp_run(url: str, key: str | None, work):
@@ -26,7 +26,7 @@ def mcp_run(url: str, key: str | None, work):
             async with Client(transport) as client:
                 return await work(client)
 
-    return asyncio.run(main())
+    return run_async(main())
 
 
 def result_json(result) -> dict:

@@ -17,6 +17,7 @@ NO_SIDEWAYS_SCROLL = "document.documentElement.scrollWidth <= document.documentE
 
 def _objects() -> dict:
     """One real object for each URL argument of the console, as in tests/console."""
+    from apps.actions.models import ActionWebhook
     from apps.knowledge.services import document_from_text, knowledge_base_create
     from apps.memconfig.services import config_update
 
@@ -39,8 +40,13 @@ def _objects() -> dict:
     artifact = alice.post(
         f"/api/v1/runs/{run['id']}/artifacts", {"name": "report.md", "content": "# Report"}
     ).json()
+    webhook = ActionWebhook.objects.create(
+        project=alice.agent.project, name="NOTIFY", url="https://hooks.example.com/notify"
+    )
     return {
         "artifact_id": artifact["id"],
+        "webhook_id": webhook.id,
+        "project_id": alice.agent.project.id,
         "note_id": note["id"],
         "context_id": given["context_id"],
         "thread_id": thread["id"],

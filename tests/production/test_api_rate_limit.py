@@ -1,7 +1,5 @@
 """API_RATE_LIMIT: each API key gets so many requests per period, then 429 with Retry-After."""
 
-import asyncio
-
 import httpx2
 import pytest
 from django.core.cache import cache
@@ -10,6 +8,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from tests.conftest import make_actor
+from tests.processes import run_async
 
 
 @pytest.fixture
@@ -107,6 +106,6 @@ def test_an_sdk_client_past_the_limit_gets_the_429(limit, live_server, transacti
                 return await client.call_tool("recall_memory", {"query": "x"})
 
     with pytest.raises(ExceptionGroup) as refused:
-        asyncio.run(main())
+        run_async(main())
 
     assert refused.group_contains(MCPError, match="throttled", depth=None)
