@@ -35,10 +35,12 @@ GRID: dict[str, tuple] = {
     "session_share": (0.0, 0.1, 0.25),
     "session_gap_minutes": (15, 30, 120),
     "normalized_kinds": (frozenset(), frozenset({"message"})),
+    "normalized_lexical": (0.25, 0.5, 1.0, 2.0),
+    "normalized_vector": (0.5, 1.0, 2.0, 4.0),
     "temporal_boost": (0.0, 0.25, 0.5, 1.0),
 }
 # Fields that only act when both signals are searched: not tuned for lexical-only search.
-FUSED_ONLY = frozenset({"vector", "normalized_kinds"})
+FUSED_ONLY = frozenset({"vector", "normalized_kinds", "normalized_vector"})
 ROUNDS = 3
 SELECT_BY = ("R@10", "nDCG@10")
 

@@ -84,10 +84,13 @@ SETTINGS: tuple[Setting, ...] = (
         0.0,
         1.0,
     ),
+    # The shares' defaults are what leave-one-conversation-out cross-validation chose on the
+    # multi-session labelled set (bench/retrieval.py, bench/RESULTS.md), full-text alone and
+    # with the local embedder alike.
     Setting(
         "search_context_neighbour_share",
         float,
-        0.3,
+        0.5,
         "Share of the best score of the messages just before and after it (same session) "
         "that a message gains in search.",
         0.0,
@@ -96,7 +99,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "search_context_session_share",
         float,
-        0.1,
+        0.25,
         "Share of the best score of the other messages of its session that a message gains "
         "in search.",
         0.0,
