@@ -7,12 +7,15 @@ the job does the work as the agent's `context_strategy` says:
   none          — nothing.
 """
 
+from dataclasses import dataclass
+
 from apps.jobs.services import job_enqueue
 from apps.memconfig.selectors import config_effective
 from apps.observations.compaction import compaction_due, thread_compact
 from apps.observations.models import ObservationProgress, ThreadSummary
 from apps.observations.observer import observer_due, thread_observe
 from apps.observations.reflector import thread_reflect
+from apps.providers.endpoint import endpoint_configured
 from apps.providers.llm import chat_model_for
 
 JOB_KIND = "observations.update"
@@ -22,6 +25,34 @@ class Strategy:
     OBSERVATIONAL = "observational"
     COMPACTION = "compaction"
     NONE = "none"
+
+
+@dataclass(frozen=True)
+class MemoryWork:
+    """Who writes the agent's observations, reflections and summaries."""
+
+    strategy: str
+    path: str  # "llm", "extractive" (the offline rules) or "off"
+    model: str
+    reason: str  # why the model does not do it ("" when it does)
+
+
+def memory_work_state(*, config) -> MemoryWork:
+    """Say whether the observer_model or the extractive fallback does the agent's memory work.
+
+    The same test as chat_model_for(): a model name and a configured endpoint. Consolidation
+    takes the same model by the same test, whatever the strategy.
+    """
+    strategy, model = config["context_strategy"], config["observer_model"]
+    if strategy == Strategy.NONE:
+        return MemoryWork(strategy, "off", model, "context_strategy is none")
+    if not endpoint_configured():
+        return MemoryWork(
+            strategy, "extractive", model, "no LLM endpoint: set OPENAI_API_KEY or OPENAI_BASE_URL"
+        )
+    if not model:
+        return MemoryWork(strategy, "extractive", model, "no model: set observer_model")
+    return MemoryWork(strategy, "llm", model, "")
 
 
 def observations_enqueue_if_due(*, thread, messages) -> None:

@@ -9,12 +9,24 @@ from apps.api.v1.common import principal
 from apps.episodic.extraction import extraction_state
 from apps.memconfig.schema import SETTINGS
 from apps.memconfig.selectors import config_effective
+from apps.observations.services import memory_work_state
 
 
 class ExtractionStateSerializer(serializers.Serializer):
     enabled = serializers.BooleanField()
     model = serializers.CharField()
     reason = serializers.CharField(help_text="Why extraction is off; empty when it is on.")
+
+
+class MemoryWorkSerializer(serializers.Serializer):
+    strategy = serializers.CharField(help_text="The agent's context_strategy.")
+    path = serializers.ChoiceField(
+        choices=["llm", "extractive", "off"],
+        help_text="Who observes, reflects and compacts: the model, the offline extractive "
+        "rules, or nobody (context_strategy none).",
+    )
+    model = serializers.CharField()
+    reason = serializers.CharField(help_text="Why the model does not do it; empty when it does.")
 
 
 class EffectiveConfigSerializer(serializers.Serializer):
@@ -27,6 +39,11 @@ class EffectiveConfigSerializer(serializers.Serializer):
     )
     extraction = ExtractionStateSerializer(
         help_text="Whether episodic extraction runs after each turn, with which model, or why not."
+    )
+    memory_work = MemoryWorkSerializer(
+        help_text="Whether observations, reflections and summaries are written by "
+        "observer_model or by the extractive fallback, and why (consolidation follows the "
+        "same model and endpoint)."
     )
     not_used_yet = serializers.ListField(
         child=serializers.CharField(),
@@ -45,6 +62,7 @@ class ConfigApi(APIView):
             "values": effective.values,
             "sources": effective.sources,
             "extraction": extraction_state(config=effective),
+            "memory_work": memory_work_state(config=effective),
             "not_used_yet": [setting.key for setting in SETTINGS if not setting.in_use],
         }
         return Response(EffectiveConfigSerializer(body).data)

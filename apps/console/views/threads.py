@@ -39,6 +39,7 @@ from apps.observations.selectors import (
     observations_active,
     summary_latest,
 )
+from apps.observations.services import MemoryWork, memory_work_state
 from apps.runstate.selectors import (
     artifact_for_operator,
     artifacts_of_runs,
@@ -128,7 +129,7 @@ def thread_detail(request, thread_id):
         thread, *timeline_page(thread=thread, around_seq=around, size=TIMELINE_PAGE)
     )
     memory = _memory(thread)
-    strategy, gauges = _gauges(thread, memory["active"], memory["summary"])
+    work, gauges = _gauges(thread, memory["active"], memory["summary"])
     bands_before = _place(thread, messages, memory["bands"])
     run_state = run_state_for_thread(thread=thread)
     # One grouped query for the bounds of the page's runs and of the sidebar's.
@@ -144,7 +145,8 @@ def thread_detail(request, thread_id):
         "highlight": around,
         "bands_before": bands_before,
         "contexts": snapshot_list(thread=thread)[:SIDEBAR_CONTEXTS],
-        "strategy": strategy,
+        "strategy": work.strategy,
+        "memory_work": work,
         "gauges": gauges,
         "failures": observation_failures(thread=thread)[:SIDEBAR_FAILURES],
         "consolidation": consolidation_state(thread=thread),
@@ -297,8 +299,8 @@ def _memory(thread) -> dict:
     }
 
 
-def _gauges(thread, active, summary) -> tuple[str, list[dict]]:
-    """Return the agent's context strategy and the token counts its background work watches."""
+def _gauges(thread, active, summary) -> tuple[MemoryWork, list[dict]]:
+    """Return who does the agent's memory work and the token counts that work watches."""
     config = config_effective(agent=thread.agent)
     observed = sum(row.message_tokens for row in active)
     gauges = [
@@ -321,7 +323,7 @@ def _gauges(thread, active, summary) -> tuple[str, list[dict]]:
         gauges.append(
             _gauge("Thread, summary included", estimate, config["compaction_budget_tokens"])
         )
-    return config["context_strategy"], gauges
+    return memory_work_state(config=config), gauges
 
 
 def _gauge(label: str, value: int, threshold: int) -> dict:
