@@ -44,6 +44,18 @@ _ERROR_WORDS = re.compile(
     re.IGNORECASE,
 )
 
+# A line that records a decision: what was chosen, agreed or ruled out.
+_DECISION_WORDS = re.compile(
+    r"\b(decided|decision|decides|chose|chosen|choose|agreed|settled on|going with|will use|"
+    r"instead of|ruled out)\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[^\W_]{4,}")
+# A kept line may be reworded: its words are compared by their first letters ("failed" and
+# "failure" agree), and half of them must be there.
+_STEM_CHARS = 5
+_KEPT_SHARE = 0.5
+
 
 @dataclass(frozen=True)
 class Step:
@@ -61,6 +73,24 @@ def identifiers_in(text: str) -> set[str]:
     """
     text = _SEQ_REF.sub("", text)
     return {match.group(0).rstrip(".,;:") for match in IDENTIFIER.finditer(text)}
+
+
+def essentials_dropped(sources: str, text: str) -> list[str]:
+    """Return the error lines and decisions of sources that text does not hold in substance.
+
+    A line is held when half of its words (four letters or more, compared by their first five
+    letters, so that a rewording keeps it) occur in text; identifiers are checked on their own
+    by identifiers_in().
+    """
+    held = {word[:_STEM_CHARS] for word in _WORD.findall(text.lower())}
+    dropped = []
+    for line in _SEQ_REF.sub("", sources).splitlines():
+        if not (_ERROR_WORDS.search(line) or _DECISION_WORDS.search(line)):
+            continue
+        words = {word[:_STEM_CHARS] for word in _WORD.findall(line.lower())}
+        if words and len(words & held) < _KEPT_SHARE * len(words):
+            dropped.append(line.strip())
+    return dropped
 
 
 def is_error(message) -> bool:

@@ -40,8 +40,9 @@ def thread_reflect(*, thread, config, chat: ChatModel | None) -> Observation | N
        not again on the same S after a model failure (new observations lift that).
     2. Compute the reflection: the model's, or without a model the sources merged extractively.
        A failed, empty or malformed answer is recorded and the old generation kept (stop).
-    3. Check it: every identifier of S (ids, URLs, file names, numbers) must be in it, or it
-       falls back to S's text, concatenated with repeats merged (the drop is recorded).
+    3. Check it: every identifier of S (ids, URLs, file names, numbers) must be in it, and
+       every error line and decision in substance (extractive.essentials_dropped), or it falls
+       back to S's text, concatenated with repeats merged (the drop is recorded).
     4. Publish atomically: move the generation from G to G+1 with a conditional UPDATE, store
        the reflection (G+1, seq 1…last of S) and point every row of S at it. If G had moved or a
        row of S was superseded meanwhile, another job reflected first: roll back.
@@ -61,9 +62,14 @@ def thread_reflect(*, thread, config, chat: ChatModel | None) -> Observation | N
         except LLMError as error:
             _record(thread, active, generation, chat, error, "kept the previous generation")
             return None
-        missing = extractive.identifiers_in("\n".join(sources)) - extractive.identifiers_in(content)
-        if missing:
-            shown = ", ".join(sorted(missing)[:20])
+        text = "\n".join(sources)
+        missing = extractive.identifiers_in(text) - extractive.identifiers_in(content)
+        dropped = extractive.essentials_dropped(text, content)
+        if missing or dropped:
+            shown = "; ".join(
+                [", ".join(sorted(missing)[:20])] * bool(missing)
+                + [f"the line {line[:120]!r}" for line in dropped[:5]]
+            )
             _record(
                 thread,
                 active,

@@ -130,6 +130,52 @@ def test_a_reflection_that_drops_an_identifier_falls_back_to_its_sources_text(al
     assert failure.outcome == "sources concatenated instead"
 
 
+ERROR_LINE = "Deploy of build-40 failed: the registry refused the connection."
+DECISION_LINE = "We decided to pin the registry mirror from now on."
+
+
+def _thread_with_an_error_and_a_decision(actor, llm, reflection) -> str:
+    thread = _observed_thread(actor, llm, reflection, messages=6)
+    filler = words(290)
+    actor.append(
+        thread,
+        {"role": "user", "content": f"{ERROR_LINE} {filler}"},
+        {"role": "user", "content": f"{DECISION_LINE} {filler}"},
+        {"role": "user", "content": "And the next one."},
+        {"role": "user", "content": "Last."},
+    )
+    return thread
+
+
+def test_a_reflection_that_drops_an_error_line_or_a_decision_falls_back_to_its_sources(alice, llm):
+    thread = _thread_with_an_error_and_a_decision(
+        alice, llm, lambda body: json.dumps({"reflection": "Deployed: " + _ids(body)})
+    )
+
+    job_run_pending()
+
+    reflection = Observation.objects.get(thread_id=thread, is_reflection=True)
+    assert reflection.method == Method.CONCATENATED
+    assert ERROR_LINE in reflection.content and DECISION_LINE in reflection.content
+    failure = ObservationFailure.objects.get(thread_id=thread, stage="reflector")
+    assert "registry refused the connection" in failure.error
+    assert "decided to pin the registry mirror" in failure.error
+
+
+def test_a_reflection_may_reword_an_error_line_and_a_decision(alice, llm):
+    reworded = "The registry refused the connection, so deploying failed. Decided: pin the mirror."
+    thread = _thread_with_an_error_and_a_decision(
+        alice, llm, lambda body: json.dumps({"reflection": f"{reworded} {_ids(body)}"})
+    )
+
+    job_run_pending()
+
+    reflection = Observation.objects.get(thread_id=thread, is_reflection=True)
+    assert reflection.method == Method.LLM
+    assert reflection.content.startswith(reworded)
+    assert not ObservationFailure.objects.filter(thread_id=thread).exists()
+
+
 def test_two_jobs_reflecting_the_same_observations_publish_one_reflection(alice, llm):
     from apps.observations import reflector as reflector_service
 
