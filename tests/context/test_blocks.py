@@ -1,5 +1,7 @@
 """What each block holds, the settings that shape it, and that stored text stays in its block."""
 
+import pytest
+
 from apps.jobs.services import job_run_pending
 from tests.context.conftest import block, context, talk
 
@@ -103,6 +105,31 @@ def test_recall_brings_past_messages_outside_the_window_with_their_range(alice, 
     configure(alice, semantic_recall_top_k=1)
     top = block(context(alice, thread["id"], query="keeper"), "recall")
     assert len([item for item in top["items"] if item["score"] is not None]) == 1
+
+
+@pytest.mark.parametrize(
+    "before, after, seqs",
+    [(0, 0, [6]), (2, 1, [4, 5, 6, 7]), (1, 3, [5, 6, 7, 8, 9])],
+)
+def test_the_recall_range_settings_decide_the_messages_around_a_hit(
+    alice, configure, before, after, seqs
+):
+    thread = alice.new_thread()
+    talk(alice, thread["id"], *[f"filler {n}" for n in range(1, 6)], "the lighthouse keeper")
+    talk(alice, thread["id"], *[f"more {n}" for n in range(7, 15)])
+    configure(
+        alice,
+        context_strategy="none",
+        recent_window=2,
+        semantic_recall_enabled=True,
+        semantic_recall_top_k=1,
+        semantic_recall_range_before=before,
+        semantic_recall_range_after=after,
+    )
+
+    recall = block(context(alice, thread["id"], query="keeper"), "recall")
+
+    assert sorted(item["seq"] for item in recall["items"]) == seqs
 
 
 def test_over_budget_recall_goes_first_and_the_recent_window_last(alice, remember, configure):

@@ -31,6 +31,23 @@ def test_the_tool_loops_context_fits_its_budget_and_reads_the_same_twice(alice):
     assert any(line in shown for line in error_lines(loop))
 
 
+def test_between_reflections_the_observations_block_only_grows_at_its_end(alice):
+    # A stable prefix: a model provider's prompt cache keeps serving what came before.
+    loop = tool_loop()
+    configure(alice, observer_message_tokens=2000, reflector_observation_tokens=1_000_000)
+    thread = alice.new_thread()["id"]
+    fill(alice, thread, loop[:150])
+    before = block(context(alice, thread, query="inventory", max_tokens=32_000), "observations")
+
+    fill(alice, thread, loop[150:])
+    after = block(context(alice, thread, query="inventory", max_tokens=32_000), "observations")
+
+    opened = before["text"].splitlines()[:-1]  # all but the closing tag
+    assert len(after["items"]) > len(before["items"]) > 0
+    assert after["text"].splitlines()[: len(opened)] == opened
+    assert after["items"][: len(before["items"])] == before["items"]
+
+
 def test_a_small_budget_trims_old_observations_and_messages_but_keeps_the_latest(alice):
     loop = tool_loop()
     configure(alice, observer_message_tokens=2000, reflector_observation_tokens=1500)
