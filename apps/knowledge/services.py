@@ -35,15 +35,19 @@ class UpsertResult:
     created: bool
 
 
-def knowledge_base_get_or_create(*, project: Project, slug: str, name: str = "") -> KnowledgeBase:
-    """Return the project's knowledge base with this slug, creating it; safe under races.
+def knowledge_base_get_or_create(
+    *, project: Project, slug: str, actor: str, name: str = ""
+) -> KnowledgeBase:
+    """Return the project's knowledge base with this slug, creating it (audited); safe under races.
 
     get_or_create inserts inside its own savepoint and reads again after an IntegrityError, so a
     concurrent creator (another upsert, or POST knowledge-bases) yields the row it committed.
     """
-    kb, _ = KnowledgeBase.objects.get_or_create(
+    kb, created = KnowledgeBase.objects.get_or_create(
         project=project, slug=slug, defaults={"name": name or slug}
     )
+    if created:
+        _audit_kb(kb, actor, "knowledge_base.create", before=None, after=_kb_fields(kb))
     return kb
 
 
@@ -69,7 +73,7 @@ def memory_upsert(
 
     The namespace's knowledge base is created on first use; the same content is stored once.
     """
-    kb = knowledge_base_get_or_create(project=project, slug=namespace)
+    kb = knowledge_base_get_or_create(project=project, slug=namespace, actor=actor)
     digest = text_hash(content)
     existing = Document.objects.filter(knowledge_base=kb, content_hash=digest).first()
     if existing is not None:
@@ -100,6 +104,7 @@ def memory_upsert(
                 created_at=timezone.now(),
             )
             index_chunks(document=document, chunks=[chunk], visible=True)
+            _audit_document(document, actor, "document.create", source="memory upsert")
     except IntegrityError:
         document = Document.objects.get(knowledge_base=kb, content_hash=digest)
         return _upserted_before(document, namespace)

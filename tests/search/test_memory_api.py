@@ -1,5 +1,7 @@
 import pytest
 
+from apps.audit.models import AuditEvent
+
 
 def test_upsert_creates_the_namespace_and_stores_content_once(alice):
     first = alice.post(
@@ -22,6 +24,23 @@ def test_upsert_creates_the_namespace_and_stores_content_once(alice):
     assert again.status_code == 200
     assert again.json()["id"] == first.json()["id"]
     assert again.json()["created"] is False
+
+
+def test_an_upsert_audits_the_namespace_it_creates_and_the_fact_it_stores(alice):
+    for content in ("Coolify requires the pgvector image.", "Coolify requires the pgvector image."):
+        alice.post("/api/v1/memory/upsert", {"content": content, "namespace": "janagi"})
+    alice.post("/api/v1/memory/upsert", {"content": "Backups run at 02:00.", "namespace": "janagi"})
+
+    events = AuditEvent.objects.filter(
+        project=alice.agent.project, object_type__in=["knowledge_base", "document"]
+    ).order_by("at", "id")
+    assert [(e.action, e.summary) for e in events] == [
+        ("knowledge_base.create", "janagi"),
+        ("document.create", "Coolify requires the pgvector image."),
+        ("document.create", "Backups run at 02:00."),
+    ]
+    assert events[1].after["source"] == "memory upsert"
+    assert {e.actor for e in events} == {"agent:acme/alice"}
 
 
 def test_search_ranks_facts_of_the_namespace_with_scores(alice, use_embedder):

@@ -5,7 +5,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.api.v1.common import MetadataField, StrictSerializer, principal
+from apps.api.v1.common import MetadataField, StrictSerializer, actor_name, principal
 from apps.api.v1.search import (
     min_similarity_field,
     similarity_floor,
@@ -47,7 +47,7 @@ class MemoryUpsertApi(APIView):
             namespace=params["namespace"],
             content=params["content"],
             metadata=params["metadata"],
-            actor=f"agent:{caller.agent.slug}",
+            actor=actor_name(request),
         )
         body = {
             "id": str(result.chunk.id),

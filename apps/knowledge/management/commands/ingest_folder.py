@@ -33,7 +33,9 @@ class Command(BaseCommand):
         project_row = Project.objects.filter(slug=project).first()
         if project_row is None:
             raise CommandError(f"No project {project!r}; create it with create_agent first.")
-        knowledge_base = knowledge_base_get_or_create(project=project_row, slug=kb)
+        knowledge_base = knowledge_base_get_or_create(
+            project=project_row, slug=kb, actor="manage.py ingest_folder"
+        )
         files = sorted(p for p in (root.rglob("*") if recursive else root.iterdir()) if p.is_file())
         if not files:
             raise CommandError(f"{folder} holds no files.")
