@@ -91,6 +91,32 @@ def test_a_failed_run_shows_its_error_and_the_errors_filter_shows_only_errors(
     expect(page.locator("details.fold[open]")).to_have_count(0)
 
 
+def test_the_kind_filters_show_only_messages_or_only_tool_steps(operator_login, page):
+    thread = tool_loop_thread(make_actor("acme", "courier"))
+    page.set_viewport_size({"width": 1440, "height": 900})
+    _open_all(page, f"{operator_login}/console/threads/{thread['id']}/")
+    shown = page.locator(".timeline > li:visible")
+
+    page.click("button[data-timeline-filter=message]")
+    expect(page.locator("button[data-timeline-filter=message]")).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    kinds = shown.evaluate_all("items => items.map((item) => item.dataset.kind)")
+    # Each run's request and the four answers; the failed run's last word is an error.
+    assert kinds == ["message"] * 9, kinds
+
+    page.click("button[data-timeline-filter=tool]")
+    kinds = shown.evaluate_all("items => items.map((item) => item.dataset.kind)")
+    assert kinds == ["tool"] * 145, set(kinds)
+    expect(page.locator(".item.step:visible")).to_have_count(145)
+
+    # The sidebar stays in view while the timeline scrolls.
+    sidebar = page.locator(".thread-sidebar")
+    assert sidebar.evaluate("e => getComputedStyle(e).position") == "sticky"
+    page.mouse.wheel(0, 6000)
+    expect(sidebar).to_be_in_viewport()
+
+
 def test_a_run_in_the_sidebar_links_to_its_place(operator_login, page):
     thread = tool_loop_thread(make_actor("acme", "courier"))
     page.goto(f"{operator_login}/console/threads/{thread['id']}/")
