@@ -249,6 +249,22 @@ def test_consolidation_keeps_each_agents_entries_to_itself(alice, bob, carol):
     assert len(found) == 5 and not {e["thread_id"] for e in found} & {str(alices.pk)}
 
 
+def test_consolidation_keeps_each_end_users_entries_to_them(alice):
+    configure(alice, episodic_approval_required=False)
+    danas = thread_with(alice, conversation(30), resource_id="dana")
+    erins = thread_with(alice, conversation(30), resource_id="erin")
+
+    call_command("consolidate", stdout=StringIO())
+
+    for thread in (danas, erins):
+        entries = MemoryEntry.objects.filter(thread=thread, kind="consolidated")
+        assert entries.count() == 5
+        assert {entry.resource_id for entry in entries} == {thread.resource_id}
+    for resource, thread in (("dana", danas), ("erin", erins)):
+        found = alice.get("/api/v1/episodic", {"resource_id": resource}).json()["results"]
+        assert len(found) == 5 and {e["thread_id"] for e in found} == {str(thread.pk)}
+
+
 def test_the_command_consolidates_one_thread_or_one_agent_and_says_what_it_did(alice, bob):
     first = thread_with(alice, conversation(30))
     second = thread_with(alice, conversation(14), resource_id="ops")
