@@ -6,6 +6,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from prometheus_client import REGISTRY
 
 from apps.audit.models import AuditEvent
 from apps.episodic.models import MemoryEntry
@@ -152,6 +153,23 @@ def test_an_unknown_tool_is_a_tool_error_naming_the_tools(live_server, alice):
     result = mcp_run(live_server.url, alice.key, work)
 
     assert result.is_error and "the tools are: get_context" in result.content[0].text
+
+
+def test_mcp_tool_calls_are_counted_in_the_metrics(live_server, alice):
+    def count(tool, outcome) -> float:
+        labels = {"tool": tool, "outcome": outcome}
+        return REGISTRY.get_sample_value("memory_console_tool_calls_total", labels) or 0.0
+
+    before = {(t, o): count(t, o) for t, o in [("recall_memory", "ok"), ("get_context", "refused")]}
+
+    async def work(client):
+        await client.call_tool("recall_memory", {"query": "locker"})
+        await client.call_tool("get_context", {"max_tokens": "lots"})
+
+    mcp_run(live_server.url, alice.key, work)
+
+    assert count("recall_memory", "ok") == before[("recall_memory", "ok")] + 1
+    assert count("get_context", "refused") == before[("get_context", "refused")] + 1
 
 
 @pytest.mark.parametrize("header", [None, "Bearer", "Token abc", "Bearer mc_wrong"])
