@@ -8,7 +8,7 @@ through entry_create (hash and similarity dedupe, approval as config says) as en
 """
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.db import transaction
 from django.db.models import F
@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from apps.core.errors import ApplicationError
 from apps.episodic import consolidation_fallback as fallback
-from apps.episodic.models import ConsolidationProgress, EntryKind, EntrySource
+from apps.episodic.models import LIVE_STATUSES, ConsolidationProgress, EntryKind, EntrySource
 from apps.episodic.prompts import consolidation_create as create_memory
 from apps.episodic.prompts import consolidation_is_useful as is_useful
 from apps.episodic.prompts import consolidation_rewrite as rewrite_memory
@@ -40,6 +40,7 @@ class Candidate:
     last_seq: int
     message: object | None = None  # the message quoted by evidence, when there is one
     evidence: str = ""
+    supersedes: object | None = None  # the live entry of the scope this one updates
 
 
 @dataclass
@@ -153,10 +154,41 @@ def _judge_with_model(thread, batch, config, chat) -> list[Candidate]:
     drafts = _memories(answer["memories"], set(useful), chat.model, config)
     if not drafts:
         return []
-    shown = [(draft.content, _similar_texts(thread, draft.content)) for draft in drafts]
+    similar = [_similar_entries(thread, draft.content) for draft in drafts]
+    shown = [
+        (draft.content, [(str(entry.pk), entry.content) for entry in entries])
+        for draft, entries in zip(drafts, similar, strict=True)
+    ]
     answer = chat.complete_json(create_memory.create_prompt(shown), required_keys=("create",))
     chosen = _seqs(answer["create"], range(len(drafts)), chat.model, "create")
-    return [draft for index, draft in enumerate(drafts) if index in chosen]
+    replaced = _replaced(answer.get("supersedes"), similar, chat.model)
+    return [
+        replace(draft, supersedes=replaced.get(index))
+        for index, draft in enumerate(drafts)
+        if index in chosen
+    ]
+
+
+def _replaced(value, similar: list[list], model: str) -> dict[int, object]:
+    """Return {candidate index: entry} for the model's supersedes answer.
+
+    Only an entry shown beside that candidate, and still live, can be named; anything else is
+    ignored (the candidate is stored without replacing anything).
+    """
+    if value in (None, {}, []):
+        return {}
+    if not isinstance(value, dict):
+        raise LLMOutputError(f"model {model} answered supersedes that is not an object")
+    replaced = {}
+    for key, entry_id in value.items():
+        index = int(key) if isinstance(key, str) and key.isdigit() else None
+        if index is None or index >= len(similar) or not isinstance(entry_id, str):
+            continue
+        shown = {str(entry.pk): entry for entry in similar[index]}
+        entry = shown.get(entry_id.strip())
+        if entry is not None and entry.status in LIVE_STATUSES:
+            replaced[index] = entry
+    return replaced
 
 
 def _seqs(value, allowed, model: str, key: str) -> set[int]:
@@ -192,8 +224,8 @@ def _memories(value, useful: set[int], model: str, config) -> list[Candidate]:
     return drafts
 
 
-def _similar_texts(thread, content: str) -> list[str]:
-    """Return the texts of the thread's scope's entries closest to content, any live status."""
+def _similar_entries(thread, content: str) -> list:
+    """Return the thread's scope's entries closest to content, pending ones included."""
     project_id = thread.agent.project_id
     scope = Scope(
         kind="entry",
@@ -205,7 +237,7 @@ def _similar_texts(thread, content: str) -> list[str]:
     )
     vector = query_vector(project_id=project_id, query=content)
     hits = search(scopes=[scope], query=content, top_k=SIMILAR_SHOWN, vector=vector)
-    return [hit.item.entry.content for hit in hits if hit.item.entry_id]
+    return [hit.item.entry for hit in hits if hit.item.entry_id]
 
 
 def _publish(thread, after, batch, candidates, method, chat, report: ThreadReport) -> bool:
@@ -237,6 +269,7 @@ def _publish(thread, after, batch, candidates, method, chat, report: ThreadRepor
                     thread=thread,
                     message=candidate.message,
                     kind=EntryKind.CONSOLIDATED,
+                    supersedes=candidate.supersedes,
                     metadata={
                         "first_seq": candidate.first_seq,
                         "last_seq": candidate.last_seq,

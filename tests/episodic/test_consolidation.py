@@ -351,6 +351,39 @@ def test_with_a_model_it_asks_is_useful_rewrite_and_create_and_stores_what_it_ch
     ]
 
 
+def test_a_consolidated_entry_the_model_says_updates_an_older_one_supersedes_it(alice, llm):
+    configure(alice, episodic_approval_required=False)
+    older = alice.post("/api/v1/episodic", {"content": "Web-1 runs Ubuntu 22.04."}).json()
+    other = alice.post("/api/v1/episodic", {"content": "Backups run nightly."}).json()
+    messages = [{"role": "user", "content": "Web-1 runs Ubuntu 24.04 since the upgrade."}]
+    thread = thread_with(alice, messages + [{"role": "user", "content": "ok"}] * 10)
+    asked = []
+
+    def updating_model(body):
+        system, text = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if system != consolidation_create.SYSTEM:
+            return careful_model(body)
+        candidates = json.loads(text)["candidates"]
+        asked.extend(candidates)
+        shown = {e["id"] for e in candidates[0]["existing"]}
+        # The shown older entry, an id never shown, and a candidate index that does not exist.
+        named = {"0": older["id"]} if older["id"] in shown else {}
+        return json.dumps({"create": [0], "supersedes": {**named, "7": other["id"]}})
+
+    llm.script(*[updating_model] * 3)
+    consolidate(thread)
+
+    (entry,) = entries_of(thread)
+    assert entry.content == "Noted: Web-1 runs Ubuntu 24.04 since the upgrade."
+    assert {"id": older["id"], "content": older["content"]} in asked[0]["existing"]
+    assert entry.supersedes_id is not None and str(entry.supersedes_id) == older["id"]
+    old, kept = MemoryEntry.objects.get(pk=older["id"]), MemoryEntry.objects.get(pk=other["id"])
+    assert (old.status, old.superseded_by_id) == ("superseded", entry.pk)
+    assert kept.status == "approved"
+    recalled = alice.post("/api/v1/episodic/recall", {"query": "Web-1 Ubuntu"}).json()["results"]
+    assert older["id"] not in {hit["id"] for hit in recalled}
+
+
 def test_a_model_that_answers_nonsense_leaves_the_batch_to_the_fallback(alice, llm):
     thread = thread_with(alice, conversation(30))
     llm.script("not json at all")
