@@ -17,8 +17,6 @@ session). Temporal questions that name a date keep a template and the anchor mom
 that moves the timestamps can name the moved date (apps.evaluation.retrieval.question_text).
 """
 
-import argparse
-import json
 import random
 import re
 import sys
@@ -27,7 +25,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from retrieval_data import SOURCE as GENERIC_SOURCE
-from retrieval_data import Pair, fill_pair, parse_source, summary
+from retrieval_data import Pair, build_and_write, fill_pair, parse_source
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # apps.evaluation.dates: the placeholders' one definition
@@ -386,14 +384,7 @@ def build_set(seed: int = SEED, source: Path = SOURCE) -> dict:
 
 def main() -> None:
     """Build the set, write it, print its summary."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--out", type=Path, default=SET_PATH)
-    args = parser.parse_args()
-    data = build_set(args.seed)
-    args.out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
-    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB)")
-    print(json.dumps(summary(data), indent=2))
+    build_and_write(build_set, SEED, SET_PATH, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

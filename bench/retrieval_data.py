@@ -16,12 +16,16 @@ import json
 import random
 import re
 import string
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # apps.evaluation.dates: the placeholders' one definition
+from apps.evaluation.dates import date_fields  # noqa: E402
+
 SOURCE = HERE / "data" / "retrieval_source.txt"
 SET_PATH = HERE / "data" / "retrieval_set.json"
 SEED = 20250303
@@ -231,16 +235,8 @@ def day_plan(
 
 
 def date_values(moment: datetime) -> dict[str, str]:
-    """Return the date placeholders of a moment: weekday, day, ordinal, month, mon."""
-    day = moment.day
-    suffix = "th" if 10 <= day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
-    return {
-        "weekday": moment.strftime("%A"),
-        "day": str(day),
-        "ordinal": f"{day}{suffix}",
-        "month": moment.strftime("%B"),
-        "mon": moment.strftime("%b"),
-    }
+    """Return the date placeholders of a moment: weekday, day, ordinal, month, year, mon."""
+    return {**date_fields(moment), "mon": moment.strftime("%b")}
 
 
 def fill_pair(pair: Pair, values: dict[str, str], slots: dict, rng: random.Random):
@@ -401,16 +397,21 @@ def overlap_by_type(data: dict) -> dict[str, float]:
     return {kind: round(sum(v) / len(v), 2) for kind, v in sorted(shares.items())}
 
 
-def main() -> None:
-    """Build the set and write it, then print its summary."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--out", type=Path, default=SET_PATH)
+def build_and_write(build, seed: int, out: Path, description: str) -> None:
+    """The command line of a set builder: --seed and --out, then write the set and summarise it."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--seed", type=int, default=seed)
+    parser.add_argument("--out", type=Path, default=out)
     args = parser.parse_args()
-    data = build_set(args.seed)
+    data = build(args.seed)
     args.out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB)")
     print(json.dumps(summary(data), indent=2))
+
+
+def main() -> None:
+    """Build the set and write it, then print its summary."""
+    build_and_write(build_set, SEED, SET_PATH, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
