@@ -415,7 +415,9 @@ def task_knowledge_base(project: str) -> dict:
     from apps.knowledge.services import knowledge_base_get_or_create
     from apps.tenancy.models import Project
 
-    kb = knowledge_base_get_or_create(project=Project.objects.get(slug=project), slug=KB_SLUG)
+    kb = knowledge_base_get_or_create(
+        project=Project.objects.get(slug=project), slug=KB_SLUG, actor="bench"
+    )
     Source.objects.get_or_create(knowledge_base=kb, kind="text", label="text")
     return {}
 

@@ -38,8 +38,8 @@ def world(db):
     other_agent, _ = agent_get_or_create(project=project, slug="other")
     thread, _ = thread_resolve_or_create(agent=agent, resource_id="user-1")
     other_thread, _ = thread_resolve_or_create(agent=agent, resource_id="user-2")
-    kb = knowledge_base_get_or_create(project=project, slug="manual")
-    other_kb = knowledge_base_get_or_create(project=project, slug="other")
+    kb = knowledge_base_get_or_create(project=project, slug="manual", actor="test")
+    other_kb = knowledge_base_get_or_create(project=project, slug="other", actor="test")
 
     def message(agent_row, thread_row, text):
         return SearchItem(
