@@ -113,40 +113,50 @@ def capped_count(cursor, table: str, alias: str, where: str, params: list, cap: 
 
 def message_neighbourhood(scope: Scope, item_ids: list[int]) -> list[MessageRow]:
     """Return the rows of these message items and of the messages just before and after each
-    (seq ± 1 in the same thread), those in the scope only, with one query.
+    (seq ± 1 in the same thread), those in the scope only.
 
-    Each candidate costs three probes of the (thread, seq) unique index and one of the search
-    item's message index, so the query is bounded by the number of ids, never by a thread's
-    length.
+    Two queries, each driven by unique indexes: the messages around the candidates (three probes
+    of (thread, seq) per candidate), then their search items among the scope (one probe of the
+    item's message per message). One query joining both let PostgreSQL's planner, which cannot
+    estimate a seq ± 1 range, read the whole thread's items to apply the scope first: 2.1 ms
+    for one candidate in a 1,200-message thread among 1M items, against 0.2 ms for the two.
+    Both are bounded by the number of ids, never by a thread's length.
     """
     if not item_ids:
         return []
-    where, params = scope_where(scope, "si")
-    if connection.vendor == "postgresql":
-        chosen, ids, join = "s0.id = ANY(%s)", [list(item_ids)], "JOIN"
-    else:
-        chosen, ids = f"s0.id IN ({', '.join(['%s'] * len(item_ids))})", list(item_ids)
-        # SQLite's planner would start from the scope's index and read the whole scope (116 ms
-        # for 80 candidates among 800 items, against 9 ms); CROSS JOIN keeps the written order.
-        join = "CROSS JOIN"
+    # SQLite's planner would otherwise start from threads_message; CROSS JOIN keeps the order.
+    join = "JOIN" if connection.vendor == "postgresql" else "CROSS JOIN"
+    chosen, ids = _among("s0.id", item_ids)
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            SELECT si.id, m.thread_id, m.seq, {epoch_seconds("m.created_at")}, m.run_id
-            FROM (
-                SELECT m0.thread_id AS thread_id, m0.seq AS seq
-                FROM search_searchitem s0 JOIN threads_message m0 ON m0.id = s0.message_id
-                WHERE {chosen}
-            ) c
+            SELECT m.id, m.thread_id, m.seq, {epoch_seconds("m.created_at")}, m.run_id
+            FROM search_searchitem s0
+            {join} threads_message m0 ON m0.id = s0.message_id
             {join} threads_message m
-                ON m.thread_id = c.thread_id AND m.seq BETWEEN c.seq - 1 AND c.seq + 1
-            {join} search_searchitem si ON si.message_id = m.id
-            WHERE {where}
+                ON m.thread_id = m0.thread_id AND m.seq BETWEEN m0.seq - 1 AND m0.seq + 1
+            WHERE {chosen}
             """,
-            [*ids, *params],
+            ids,
         )
-        rows = {row[0]: MessageRow(*row) for row in cursor.fetchall()}
-    return list(rows.values())  # a message beside two candidates comes twice
+        around = {row[0]: row[1:] for row in cursor.fetchall()}
+        if not around:  # the candidates' messages were deleted meanwhile
+            return []
+        where, params = scope_where(scope, "si")
+        among, message_ids = _among("si.message_id", list(around))
+        cursor.execute(
+            f"SELECT si.id, si.message_id FROM search_searchitem si WHERE {among} AND {where}",
+            [*message_ids, *params],
+        )
+        items = cursor.fetchall()
+    return [MessageRow(item_id, *around[message_id]) for item_id, message_id in items]
+
+
+def _among(column: str, values: list) -> tuple[str, list]:
+    """Return (condition, params) for column among values: one array on PostgreSQL."""
+    if connection.vendor == "postgresql":
+        return f"{column} = ANY(%s)", [values]
+    return f"{column} IN ({', '.join(['%s'] * len(values))})", list(values)
 
 
 def _hashable(value):
