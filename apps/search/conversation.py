@@ -11,8 +11,8 @@ from the fused scores (not from each other's gains: one step, no feedback). Scor
 threads. A message that was not a candidate can enter this way: the reply after a strong match.
 
 Sessions. A session is a run, or a stretch of a thread with no pause longer than
-session_gap_minutes. Only the candidates and their neighbours are read (one query, bounded by
-the candidate depth; a thread-wide scan would cost as much as the thread is long), so the
+session_gap_minutes. Only the best candidates and their neighbours are read (bounded by the
+number of candidates taken; a thread-wide scan would cost as much as the thread is long), so the
 sessions are those these rows prove: two rows are in one session when they belong to the same
 run, or when they come one after the other among the rows read of their thread (by seq) at most
 session_gap_minutes apart; then, by the chain of such links. Since a thread's times rise with
