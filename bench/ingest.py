@@ -10,6 +10,13 @@ default) or a fresh PostgreSQL database `memory_console_bench` on postgres@127.0
 - batch append: batch-of-100 POSTs, --batches of them from one client, then --batches from each of
   4 concurrent clients, each into its own thread; throughput in messages/s (target: >= 3,000).
 
+With --embedder MODEL (e.g. local:minilm-onnx, --embedder-dims 384) the project embeds its
+messages, and one `manage.py run_worker` runs beside the server throughout, as `make run` does:
+the appends' figures then include the worker's share of the CPUs, and the run reports the lag the
+embedder leaves: messages without a vector when the timed appends end, and how long the worker
+then takes to embed them all (its indexing rate). Use a small --seed with it: every seeded
+message is embedded too.
+
 The client runs on the same machine as the server and the database, so they share the CPUs.
 Everything is removed afterwards: the server is stopped, the temporary directory deleted and the
 PostgreSQL database dropped.
@@ -17,13 +24,15 @@ PostgreSQL database dropped.
 Run it with `make bench`, or:
     .venv/bin/python bench/ingest.py [--backend sqlite|postgres|both] [--seed 100000]
         [--singles 1000] [--batches 50] [--port 8765]
+    .venv/bin/python bench/ingest.py --backend sqlite --seed 0 --embedder local:minilm-onnx
 """
 
 import argparse
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import requests
@@ -41,6 +50,7 @@ from common import (
     record,
     verdict,
 )
+from ingest_documents import Database, run_worker
 
 PG_DATABASE = "memory_console_bench"
 SEED_BATCH = 1000  # messages per seeding POST, and per seeded thread
@@ -55,6 +65,16 @@ CONTENT = (
 
 
 @dataclass(frozen=True)
+class Lag:
+    """What the embedder left behind the appends, and how fast the worker caught up."""
+
+    model: str
+    behind: int  # messages without a vector when the timed appends ended
+    messages: int  # messages stored in all
+    catch_up_seconds: float  # until every message had its vector
+
+
+@dataclass(frozen=True)
 class Figures:
     """The measured figures of one backend."""
 
@@ -66,6 +86,7 @@ class Figures:
     p99_ms: float
     batch_one_client: float
     batch_clients: float
+    lag: Lag | None = None
 
 
 def parse_args() -> argparse.Namespace:
@@ -76,6 +97,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--singles", type=int, default=1000, help="single-message POSTs timed")
     parser.add_argument("--batches", type=int, default=50, help="batch-of-100 POSTs per client")
     parser.add_argument("--port", type=int, default=8765, help="port for the gunicorn under test")
+    parser.add_argument("--embedder", default="", help="the project's embedder_model, if any")
+    parser.add_argument("--embedder-dims", type=int, default=384, help="its dimensions")
+    parser.add_argument(
+        "--catch-up-timeout", type=float, default=3600, help="seconds to wait for the vectors"
+    )
     return parser.parse_args()
 
 
@@ -173,8 +199,39 @@ def run_backend(backend: str, args: argparse.Namespace) -> Figures:
     with backend_environment(backend, PG_DATABASE) as env:
         manage(env, "migrate", "--noinput")
         key = create_agent(env, "bench", "bench")
-        with gunicorn(env, args.port) as base_url:
-            return measure(Api(base_url, key.strip()), args, backend)
+        if args.embedder:
+            embedder = [
+                f"embedder_model={args.embedder}",
+                f"embedder_dimensions={args.embedder_dims}",
+            ]
+            manage(env, "memory_config", "--project", "bench", *[f"--set={e}" for e in embedder])
+        worker = run_worker(env) if args.embedder else nullcontext()
+        with gunicorn(env, args.port) as base_url, worker:
+            figures = measure(Api(base_url, key.strip()), args, backend)
+            if args.embedder:
+                figures = replace(figures, lag=catch_up(env, args))
+            return figures
+
+
+def catch_up(env: dict[str, str], args: argparse.Namespace) -> Lag:
+    """Count the messages still without a vector, then wait until the worker has embedded them."""
+    database = Database(env)
+    try:
+        items, embedded = database.embedded()
+        behind = items - embedded
+        log(f"  {behind:,} of {items:,} messages without a vector when the appends ended")
+        start = time.perf_counter()
+        deadline = time.monotonic() + args.catch_up_timeout
+        while True:
+            items, embedded = database.embedded()
+            if embedded >= items:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{items - embedded} messages still without a vector")
+            time.sleep(1)
+        return Lag(args.embedder, behind, items, time.perf_counter() - start)
+    finally:
+        database.close()
 
 
 def report(figures: Figures) -> str:
@@ -189,6 +246,17 @@ def report(figures: Figures) -> str:
         f"{CLIENTS} clients {figures.batch_clients:,.0f} msg/s [{many_ok}] | "
         f"seeded {figures.seeded:,} messages in {figures.seed_seconds:.1f}s "
         f"({figures.seeded / figures.seed_seconds:,.0f} msg/s)"
+    )
+
+
+def lag_report(figures: Figures) -> str:
+    """Return the line on what the embedder left behind, if one was configured."""
+    lag = figures.lag
+    rate = lag.behind / lag.catch_up_seconds if lag.catch_up_seconds else 0.0
+    return (
+        f"{figures.backend:<8} {lag.model}: {lag.behind:,} of {lag.messages:,} messages "
+        f"without a vector when the appends ended; the worker embedded them in "
+        f"{lag.catch_up_seconds:.0f} s ({rate:,.0f} messages/s)"
     )
 
 
@@ -207,6 +275,8 @@ def main() -> None:
     )
     for figures in results:
         print(report(figures))
+        if figures.lag is not None:
+            print(lag_report(figures))
         name, backend = "ingest", figures.backend
         record(name, backend, "single append", "p95", figures.p95_ms, "ms", ("<=", TARGET_P95_MS))
         record(name, backend, "single append", "p50", figures.p50_ms, "ms")
