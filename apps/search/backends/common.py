@@ -118,9 +118,10 @@ def message_neighbourhood(scope: Scope, item_ids: list[int]) -> list[MessageRow]
     Two queries, each driven by unique indexes: the messages around the candidates (three probes
     of (thread, seq) per candidate), then their search items among the scope (one probe of the
     item's message per message). One query joining both let PostgreSQL's planner, which cannot
-    estimate a seq ± 1 range, read the whole thread's items to apply the scope first: 2.1 ms
-    for one candidate in a 1,200-message thread among 1M items, against 0.2 ms for the two.
-    Both are bounded by the number of ids, never by a thread's length.
+    estimate a seq ± 1 range, read all of a thread's items to apply the scope first: 2.05 ms
+    for one candidate in a 1,200-message thread among 1M items, against 0.80 + 0.33 ms for the
+    two (bench/search.py --profile). Both are bounded by the number of ids, never by a thread's
+    length.
     """
     if not item_ids:
         return []
