@@ -71,6 +71,7 @@ from multisession_data import SET_PATH
 from retrieval import EMBEDDERS, embed_everything, installation, quiet_http_logs
 from retrieval_data import load_set, summary
 from retrieval_tuning import SELECT_BY, Tuner
+from search import store_document
 
 PG_DATABASE = "memory_console_fusion_kind"
 QUICK_CONVERSATIONS = 3
@@ -176,13 +177,9 @@ def load(data: dict, kinds: list[str]) -> Loaded:
 
 def load_chunks(loaded: Loaded, data: dict) -> None:
     """A knowledge base per conversation, a ready document per session, a chunk per turn."""
-    from django.db import transaction
     from django.utils.text import slugify
 
-    from apps.knowledge.models import Chunk, Document, DocumentStatus, Source
-    from apps.knowledge.services import knowledge_base_get_or_create, text_hash
-    from apps.providers.tokens import count_tokens
-    from apps.search.indexing import index_chunks
+    from apps.knowledge.services import knowledge_base_get_or_create
     from apps.search.models import ItemKind, SearchItem
 
     stored = loaded.stored.setdefault("chunk", {})
@@ -191,36 +188,16 @@ def load_chunks(loaded: Loaded, data: dict) -> None:
             project=loaded.project, slug=slugify(conversation["id"])[:64], actor="bench"
         )
         loaded.knowledge_bases[conversation["id"]] = kb
-        source, _ = Source.objects.get_or_create(knowledge_base=kb, kind="text", label="text")
         for session in conversation["sessions"]:
-            texts = [turn["content"] for turn in session["turns"]]
-            body = "\n\n".join(texts)
-            with transaction.atomic():
-                document = Document.objects.create(
-                    knowledge_base=kb,
-                    source=source,
-                    title=f"{conversation['user']}, {session['id']}",
-                    content_hash=text_hash(body),
-                    mime_type="text/markdown",
-                    size_bytes=len(body.encode()),
-                    text=body,
-                    status=DocumentStatus.READY,
-                    progress=100,
-                    chunk_count=len(texts),
-                    token_count=sum(count_tokens(text) for text in texts),
-                    uploaded_by="agent:bench",
-                )
-                chunks = Chunk.objects.bulk_create(
-                    Chunk(
-                        document=document,
-                        chunk_index=index,
-                        content=turn["content"],
-                        token_count=count_tokens(turn["content"]),
-                        metadata={"session": session["id"], "turn": index, "role": turn["role"]},
-                    )
+            chunks = store_document(
+                kb,
+                f"{conversation['user']}, {session['id']}",
+                [turn["content"] for turn in session["turns"]],
+                [
+                    {"session": session["id"], "turn": index, "role": turn["role"]}
                     for index, turn in enumerate(session["turns"])
-                )
-                index_chunks(document=document, chunks=chunks, visible=True)
+                ],
+            )
             for index, chunk in enumerate(chunks):
                 stored[f"{session['id']}:{index}"] = chunk.id
     by_chunk = dict(

@@ -439,8 +439,9 @@ def task_chunks(project: str, first_doc: int, last_doc: int, seed: int) -> dict:
     return terms.to_json()
 
 
-def store_document(kb, title: str, texts: list[str]) -> None:
-    """Write one ready document with its chunks and index them, as ingestion does."""
+def store_document(kb, title: str, texts: list[str], metadata: list[dict] | None = None) -> list:
+    """Write one ready document with its chunks and index them, as ingestion does; return the
+    chunks. Each chunk's metadata is metadata's item, or its heading (its first line)."""
     from django.db import transaction
 
     from apps.knowledge.models import Chunk, Document, DocumentStatus, Source
@@ -449,8 +450,10 @@ def store_document(kb, title: str, texts: list[str]) -> None:
     from apps.search.indexing import index_chunks
 
     body = "\n\n".join(texts)
+    if metadata is None:
+        metadata = [{"heading": text.splitlines()[0][3:]} for text in texts]
     with transaction.atomic():
-        source = Source.objects.get(knowledge_base=kb, kind="text", label="text")
+        source, _ = Source.objects.get_or_create(knowledge_base=kb, kind="text", label="text")
         document = Document.objects.create(
             knowledge_base=kb,
             source=source,
@@ -471,11 +474,12 @@ def store_document(kb, title: str, texts: list[str]) -> None:
                 chunk_index=index,
                 content=text,
                 token_count=count_tokens(text),
-                metadata={"heading": text.splitlines()[0][3:]},
+                metadata=meta,
             )
-            for index, text in enumerate(texts)
+            for index, (text, meta) in enumerate(zip(texts, metadata, strict=True))
         )
         index_chunks(document=document, chunks=chunks, visible=True)
+    return chunks
 
 
 def task_vectors() -> dict:
