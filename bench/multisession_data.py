@@ -25,7 +25,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from retrieval_data import SOURCE as GENERIC_SOURCE
-from retrieval_data import Pair, build_and_write, fill_pair, parse_source
+from retrieval_data import Deck, Pair, build_and_write, fill_pair, parse_source
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # apps.evaluation.dates: the placeholders' one definition
@@ -221,19 +221,6 @@ class Laid:
     text: str
     grade: int = 0
     part: Part | None = None
-
-
-class Deck:
-    """Draw filler pairs without repeats until the pool is used up, then reshuffle."""
-
-    def __init__(self, rng: random.Random, pairs: list[Pair]):
-        self.rng, self.pairs, self.left = rng, pairs, []
-
-    def draw(self) -> Pair:
-        if not self.left:
-            self.left = self.pairs[:]
-            self.rng.shuffle(self.left)
-        return self.left.pop()
 
 
 class Filler:
