@@ -47,8 +47,8 @@ bonus is about the same for each. No similarity floor applies (as in bench/retri
 Run it with:
     .venv/bin/python bench/fusion_by_kind.py [--backend sqlite|postgres|both] [--set PATH]
         [--kinds chunk,entry] [--quick] [--json OUT] [--pg-database NAME]
---quick keeps the first QUICK_CONVERSATIONS conversations: a check that the chain works, in
-seconds. SQLite uses a temporary data directory; PostgreSQL a database
+--quick keeps the first conversations (retrieval.QUICK_CONVERSATIONS): a check that the chain
+works, in seconds. SQLite uses a temporary data directory; PostgreSQL a database
 `memory_console_fusion_kind` (or --pg-database) on postgres@127.0.0.1:5432, created afresh and
 dropped afterwards. `both` (the default) runs each backend in its own process, since Django binds
 one database per process, then repeats the verdicts of both; --json then holds
@@ -59,22 +59,25 @@ are appended to FILE as JSON lines (common.record).
 import argparse
 import json
 import math
-import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from common import record
 from multisession_data import SET_PATH
-from retrieval import EMBEDDERS, embed_everything, installation, quiet_http_logs
-from retrieval_data import load_set, summary
+from retrieval import (
+    EMBEDDERS,
+    embed_everything,
+    installation,
+    quiet_http_logs,
+    run_per_backend,
+    set_for_run,
+)
 from retrieval_tuning import SELECT_BY, Tuner
 from search import store_document
 
 PG_DATABASE = "memory_console_fusion_kind"
-QUICK_CONVERSATIONS = 3
 KINDS = ("chunk", "entry")
 EMBEDDER = next(embedder for embedder in EMBEDDERS if embedder.model == "local:minilm-onnx")
 # Normalised fusion's (lexical, vector) weights to choose from. The settings' pair (the
@@ -125,14 +128,6 @@ def parse_args() -> argparse.Namespace:
 def log(text: str) -> None:
     """Print a progress line to stderr, keeping stdout for the figures."""
     print(f"[fusion_by_kind] {text}", file=sys.stderr, flush=True)
-
-
-def quick_subset(data: dict) -> dict:
-    """Return the set cut to its first conversations and their questions."""
-    conversations = data["conversations"][:QUICK_CONVERSATIONS]
-    kept = {conversation["id"] for conversation in conversations}
-    questions = [q for q in data["questions"] if q["conversation"] in kept]
-    return {**data, "conversations": conversations, "questions": questions}
 
 
 def pair_label(pair: tuple[float, float]) -> str:
@@ -496,11 +491,7 @@ def main() -> None:
         run_both(args)
         return
     started = time.monotonic()
-    data = load_set(args.set)
-    if args.quick:
-        data = quick_subset(data)
-    facts = summary(data)
-    print(f"set {args.set}{' (quick subset)' if args.quick else ''}: {json.dumps(facts)}")
+    data, facts = set_for_run(args.set, args.quick)
     print(f"backend {args.backend}, kinds {', '.join(args.kind_list)}\n")
     results = {"backend": args.backend, "set": str(args.set), "summary": facts, "kinds": {}}
     with installation(args.backend, args.pg_database):
@@ -556,18 +547,10 @@ def describe_weights() -> None:
 
 def run_both(args: argparse.Namespace) -> None:
     """Run on SQLite, then PostgreSQL, each in a child process; merge the JSON and verdicts."""
-    results = {}
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="mc-fusion-kind-both-") as scratch:
-        for backend in ("sqlite", "postgres"):
-            out = Path(scratch) / f"{backend}.json"
-            command = [sys.executable, __file__, "--backend", backend, "--set", str(args.set)]
-            command += ["--kinds", ",".join(args.kind_list), "--json", str(out)]
-            command += ["--pg-database", args.pg_database] + (["--quick"] if args.quick else [])
-            log(f"{backend}: {' '.join(command[1:])}")
-            subprocess.run(command, check=True)
-            results[backend] = json.loads(out.read_text())
-            print(flush=True)
+    options = ["--set", str(args.set), "--kinds", ",".join(args.kind_list)]
+    options += ["--pg-database", args.pg_database] + (["--quick"] if args.quick else [])
+    results = run_per_backend(__file__, options, "mc-fusion-kind-both-")
     print("== verdicts of both backends")
     for result in results.values():
         print("\n".join(result["verdicts"]))

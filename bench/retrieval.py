@@ -147,6 +147,32 @@ def quick_subset(data: dict) -> dict:
     return {**data, "conversations": conversations, "questions": questions}
 
 
+def set_for_run(path: Path, quick: bool) -> tuple[dict, dict]:
+    """Load the labelled set (its quick subset with --quick), print and return it with its facts."""
+    data = load_set(path)
+    if quick:
+        data = quick_subset(data)
+    facts = summary(data)
+    print(f"set {path}{' (quick subset)' if quick else ''}: {json.dumps(facts)}")
+    return data, facts
+
+
+def run_per_backend(script: str, options: list[str], prefix: str) -> dict:
+    """Run script on SQLite, then PostgreSQL, each in a child process (Django binds one database
+    per process) with options, --backend and --json; return each backend's JSON."""
+    results = {}
+    with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
+        for backend in ("sqlite", "postgres"):
+            out = Path(scratch) / f"{backend}.json"
+            command = [sys.executable, script, "--backend", backend, *options]
+            command += ["--json", str(out)]
+            log(f"{backend}: {' '.join(command[1:])}")
+            subprocess.run(command, check=True)
+            results[backend] = json.loads(out.read_text())
+            print(flush=True)
+    return results
+
+
 # --- A fresh installation -------------------------------------------------------------------
 
 
@@ -430,11 +456,7 @@ def main() -> None:
         run_both(args)
         return
     started = time.monotonic()
-    data = load_set(args.set)
-    if args.quick:
-        data = quick_subset(data)
-    facts = summary(data)
-    print(f"set {args.set}{' (quick subset)' if args.quick else ''}: {json.dumps(facts)}")
+    data, facts = set_for_run(args.set, args.quick)
     print(f"backend {args.backend}\n")
     results = {"backend": args.backend, "set": str(args.set), "summary": facts, "embedders": {}}
     with installation(args.backend, args.pg_database):
@@ -507,21 +529,12 @@ def run_embedder(embedder: Embedder, loaded, questions: list, all_modes: list, a
 
 def run_both(args: argparse.Namespace) -> None:
     """Run the benchmark on SQLite, then PostgreSQL, each in a child process; merge the JSON."""
-    results = {}
-    with tempfile.TemporaryDirectory(prefix="mc-retrieval-both-") as scratch:
-        for backend in ("sqlite", "postgres"):
-            out = Path(scratch) / f"{backend}.json"
-            command = [sys.executable, __file__, "--backend", backend, "--set", str(args.set)]
-            command += [f"--weights={weights}" for weights in args.weights]
-            command += ["--embedders", ",".join(e.name for e in args.embedder_list)]
-            command += ["--select-by", args.select_by, "--json", str(out)]
-            command += ["--pg-database", args.pg_database]
-            flags = {"--no-shift": args.no_shift, "--no-tune": args.no_tune, "--quick": args.quick}
-            command += [flag for flag, on in flags.items() if on]
-            log(f"{backend}: {' '.join(command[1:])}")
-            subprocess.run(command, check=True)
-            results[backend] = json.loads(out.read_text())
-            print(flush=True)
+    options = ["--set", str(args.set), *[f"--weights={weights}" for weights in args.weights]]
+    options += ["--embedders", ",".join(e.name for e in args.embedder_list)]
+    options += ["--select-by", args.select_by, "--pg-database", args.pg_database]
+    flags = {"--no-shift": args.no_shift, "--no-tune": args.no_tune, "--quick": args.quick}
+    options += [flag for flag, on in flags.items() if on]
+    results = run_per_backend(__file__, options, "mc-retrieval-both-")
     print("== verdicts of both backends")
     for backend, result in results.items():
         print("\n".join(f"[{backend}] {line}" for line in result["verdicts"]))
