@@ -30,7 +30,7 @@ from apps.episodic.services import entry_create
 from apps.jobs.registry import job_handler
 from apps.jobs.services import job_enqueue, job_progress
 from apps.memconfig.selectors import config_effective
-from apps.providers.endpoint import endpoint_configured
+from apps.providers.endpoint import NO_ENDPOINT_REASON, endpoint_configured
 from apps.providers.llm import ChatModel, LLMError, LLMOutputError, chat_model_for
 from apps.threads.models import Kind, Message, Role
 from apps.threads.selectors import thread_for_operator
@@ -62,9 +62,7 @@ def extraction_state(*, agent=None, config=None) -> ExtractionState:
     if not config["episodic_extraction_enabled"]:
         return ExtractionState(False, model, "episodic_extraction_enabled is off")
     if not endpoint_configured():
-        return ExtractionState(
-            False, model, "no LLM endpoint: set OPENAI_API_KEY or OPENAI_BASE_URL"
-        )
+        return ExtractionState(False, model, NO_ENDPOINT_REASON)
     if not model:
         return ExtractionState(False, model, "no model: set extraction_model or observer_model")
     return ExtractionState(True, model, "")

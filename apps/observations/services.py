@@ -15,7 +15,7 @@ from apps.observations.compaction import compaction_due, thread_compact
 from apps.observations.models import ObservationProgress, ThreadSummary
 from apps.observations.observer import observer_due, thread_observe
 from apps.observations.reflector import thread_reflect
-from apps.providers.endpoint import endpoint_configured
+from apps.providers.endpoint import NO_ENDPOINT_REASON, endpoint_configured
 from apps.providers.llm import chat_model_for
 
 JOB_KIND = "observations.update"
@@ -47,9 +47,7 @@ def memory_work_state(*, config) -> MemoryWork:
     if strategy == Strategy.NONE:
         return MemoryWork(strategy, "off", model, "context_strategy is none")
     if not endpoint_configured():
-        return MemoryWork(
-            strategy, "extractive", model, "no LLM endpoint: set OPENAI_API_KEY or OPENAI_BASE_URL"
-        )
+        return MemoryWork(strategy, "extractive", model, NO_ENDPOINT_REASON)
     if not model:
         return MemoryWork(strategy, "extractive", model, "no model: set observer_model")
     return MemoryWork(strategy, "llm", model, "")

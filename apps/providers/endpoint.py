@@ -5,6 +5,8 @@ from django.conf import settings
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Local servers (Ollama, llama.cpp, vLLM) ignore the key but the client insists on one.
 PLACEHOLDER_API_KEY = "not-needed"
+# Why a job that needs a model uses its offline fallback, or does not run, when none is set.
+NO_ENDPOINT_REASON = "no LLM endpoint: set OPENAI_API_KEY or OPENAI_BASE_URL"
 
 
 def endpoint_configured() -> bool:
