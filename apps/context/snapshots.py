@@ -12,6 +12,7 @@ from apps.context.render import (
     block_tokens,
     chat_message,
     message_text,
+    observation_piece,
     piece_hash,
 )
 from apps.core.errors import NotFound
@@ -290,13 +291,12 @@ def session_memory_pieces(thread) -> list[Piece]:
 
 def observation_pieces(observations) -> list[Piece]:
     return [
-        Piece(
-            type="observation",
-            id=str(observation.id),
+        observation_piece(
+            id=observation.id,
+            first_seq=observation.first_seq,
+            last_seq=observation.last_seq,
             content=observation.content,
-            seq=observation.first_seq,
-            extra={"last_seq": observation.last_seq},
-            content_tokens=observation.tokens,
+            tokens=observation.tokens,
         )
         for observation in observations
     ]

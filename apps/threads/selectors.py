@@ -61,10 +61,16 @@ def message_page(
     return page[:limit], len(page) > limit
 
 
-def message_tail(*, thread: Thread, after_seq: int, limit: int) -> list[Message]:
-    """Return the thread's newest `limit` messages after after_seq, oldest first."""
-    newest = Message.objects.filter(thread=thread, seq__gt=after_seq).order_by("-seq")[:limit]
-    return list(reversed(newest))
+# What a context shows of a recent message.
+_TAIL_FIELDS = ("id", "seq", "role", "kind", "name", "content", "payload")
+
+
+def message_tail(*, thread: Thread, after_seq: int, limit: int) -> list:
+    """Return the thread's newest `limit` messages after after_seq, oldest first, as named rows
+    of what a context shows of them (model instances of a thread's tail took longer to build
+    than the query took to run)."""
+    newest = Message.objects.filter(thread=thread, seq__gt=after_seq).order_by("-seq")
+    return list(reversed(newest.values_list(*_TAIL_FIELDS, named=True)[:limit]))
 
 
 def message_latest(*, thread: Thread, role: str) -> Message | None:
