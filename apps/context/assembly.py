@@ -25,7 +25,7 @@ from apps.knowledge.selectors import knowledge_base_list
 from apps.memconfig.selectors import config_effective
 from apps.observations.selectors import observations_active_within, summary_latest
 from apps.search.models import ItemKind
-from apps.search.selectors import query_embed, search_for_agent
+from apps.search.selectors import query_embed, search_each_for_agent, search_for_agent
 from apps.threads.models import Role
 from apps.threads.selectors import message_latest, message_tail
 
@@ -154,61 +154,51 @@ def _collect(agent, thread, query: str, config, max_tokens: int, now) -> Assembl
                 "full-text and recency only.",
             }
         )
-    if query and config["episodic_auto_inject"] and config["episodic_auto_inject_top_k"]:
-        blocks["memory"] = _entries(agent, thread, query, config, embedding)
     if query:
-        blocks["knowledge"] = _knowledge(agent, query, config, embedding)
-        blocks["notes"] = _notes(agent, query, config, embedding)
+        blocks.update(_ranked(agent, thread, query, config, embedding))
     if query and config["semantic_recall_enabled"] and config["semantic_recall_top_k"]:
         blocks["recall"] = _recall(agent, thread, query, config, embedding, window_start)
     return Assembly(blocks=blocks, warnings=warnings)
 
 
-def _entries(agent, thread, query, config, embedding) -> list[Piece]:
-    """Approved entries of this agent and end user, ranked for the query."""
-    found = search_for_agent(
+def _ranked(agent, thread, query, config, embedding) -> dict[str, list[Piece]]:
+    """The blocks ranked for the query, each with its own top_k setting:
+
+    - memory: approved entries of this agent and end user (episodic_auto_inject_top_k, when
+      episodic_auto_inject is on);
+    - knowledge: the project's knowledge chunks (knowledge_top_k);
+    - notes: the agent's own notes and its project's shared ones (notes_top_k; a note is a
+      whole markdown page, so it is small by default, 3).
+    """
+    top_k = {}
+    if config["episodic_auto_inject"] and config["episodic_auto_inject_top_k"]:
+        top_k[ItemKind.ENTRY] = config["episodic_auto_inject_top_k"]
+    bases = ()
+    if config["knowledge_top_k"]:
+        bases = tuple(knowledge_base_list(project=agent.project).values_list("id", flat=True))
+        if bases:
+            top_k[ItemKind.CHUNK] = config["knowledge_top_k"]
+    if config["notes_top_k"]:
+        top_k[ItemKind.NOTE] = config["notes_top_k"]
+    if not top_k:
+        return {}
+    found = search_each_for_agent(
         agent=agent,
         query=query,
-        kinds=[ItemKind.ENTRY],
+        top_k=top_k,
         resource_id=thread.resource_id,
         without_resource=thread.resource_id is None,
-        top_k=config["episodic_auto_inject_top_k"],
-        embedding=embedding,
-    )
-    return [hit_piece(hit) for hit in found.hits]
-
-
-def _knowledge(agent, query, config, embedding) -> list[Piece]:
-    """The project's knowledge chunks ranked for the query."""
-    bases = tuple(knowledge_base_list(project=agent.project).values_list("id", flat=True))
-    if not bases or not config["knowledge_top_k"]:
-        return []
-    found = search_for_agent(
-        agent=agent,
-        query=query,
-        kinds=[ItemKind.CHUNK],
         knowledge_base_ids=bases,
-        top_k=config["knowledge_top_k"],
         embedding=embedding,
     )
-    return [hit_piece(hit) for hit in found.hits]
-
-
-def _notes(agent, query, config, embedding) -> list[Piece]:
-    """The agent's own notes and its project's shared ones, ranked for the query.
-
-    A note is a whole markdown page, so notes_top_k is small by default (3).
-    """
-    if not config["notes_top_k"]:
-        return []
-    found = search_for_agent(
-        agent=agent,
-        query=query,
-        kinds=[ItemKind.NOTE],
-        top_k=config["notes_top_k"],
-        embedding=embedding,
-    )
-    return [hit_piece(hit) for hit in found.hits]
+    return {
+        block: [hit_piece(hit) for hit in found.get(kind, [])]
+        for block, kind in (
+            ("memory", ItemKind.ENTRY),
+            ("knowledge", ItemKind.CHUNK),
+            ("notes", ItemKind.NOTE),
+        )
+    }
 
 
 def _recall(agent, thread, query, config, embedding, window_start: int) -> list[Piece]:

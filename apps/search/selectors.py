@@ -225,8 +225,13 @@ def search(
         signals=signals,
         min_similarity=min_similarity,
     )
+    return _load(winners, [scope.kind for scope in scopes])
+
+
+def _load(winners: list[Fused], kinds: list[str]) -> list[SearchHit]:
+    """Read the winners' items with their own rows (one query), in the winners' order."""
     # Join only the tables of the kinds searched: every join adds its columns to each row.
-    related = dict.fromkeys(_RELATED[scope.kind] for scope in scopes)
+    related = dict.fromkeys(_RELATED[kind] for kind in kinds)
     items = SearchItem.objects.select_related(*related)
     if "artifact" in related:  # its bytes stay in the row; the hit shows the indexed text
         items = items.defer("artifact__content")
@@ -314,27 +319,17 @@ def search_for_agent(
     drops hits less similar than its value when the project has vectors. Notes belong to
     no thread or end user, so thread and resource do not narrow them.
     """
-    scopes = []
-    for kind in dict.fromkeys(kinds):
-        if kind == ItemKind.CHUNK:
-            scopes.append(
-                Scope(kind=kind, project_id=agent.project_id, knowledge_base_ids=knowledge_base_ids)
-            )
-        elif kind == ItemKind.NOTE:
-            scopes.append(
-                Scope(kind=kind, project_id=agent.project_id, agent_id=agent.id, with_shared=True)
-            )
-        else:
-            scopes.append(
-                Scope(
-                    kind=kind,
-                    project_id=agent.project_id,
-                    agent_id=agent.id,
-                    resource_id=resource_id,
-                    thread_id=thread_id if kind in _IN_THREADS else None,
-                    without_resource=without_resource,
-                )
-            )
+    scopes = [
+        _agent_scope(
+            agent,
+            kind,
+            thread_id=thread_id,
+            resource_id=resource_id,
+            knowledge_base_ids=knowledge_base_ids,
+            without_resource=without_resource,
+        )
+        for kind in dict.fromkeys(kinds)
+    ]
     if embedding is None:
         embedding = query_embed(project_id=agent.project_id, query=query)
     config = config_effective(agent=agent)
@@ -359,6 +354,67 @@ def search_for_agent(
     if floor is not None and floor.asked and embedding.vector is None and not embedding.failed:
         warnings.append(MIN_SIMILARITY_IGNORED)
     return SearchResults(hits=hits, warnings=warnings)
+
+
+def search_each_for_agent(
+    *,
+    agent,
+    query: str,
+    top_k: dict[str, int],
+    resource_id: uuid.UUID | None = None,
+    knowledge_base_ids: tuple[uuid.UUID, ...] = (),
+    without_resource: bool = False,
+    embedding: QueryEmbedding,
+) -> dict[str, list[Hit]]:
+    """Rank each kind on its own, top_k[kind] of it, for one query: what a context shows of
+    entries, knowledge and notes, each in its block. The scopes are search_for_agent's; the
+    winners of every kind are read in one query (a context read them in one per kind, ~2 ms
+    each on bench/context.py). Message kinds, with their ranges, go through search_for_agent.
+    """
+    if _IN_THREADS & top_k.keys():
+        raise ValueError("messages and artifacts are searched with search_for_agent")
+    weights = agent_weights(config_effective(agent=agent))
+    winners: dict[str, list[Fused]] = {}
+    for kind, count in top_k.items():
+        scope = _agent_scope(
+            agent,
+            kind,
+            resource_id=resource_id,
+            knowledge_base_ids=knowledge_base_ids,
+            without_resource=without_resource,
+        )
+        winners[kind] = rank(
+            scopes=[scope], query=query, top_k=count, vector=embedding.vector, weights=weights
+        )
+    loaded = _load([entry for found in winners.values() for entry in found], list(top_k))
+    hits: dict[str, list[Hit]] = {kind: [] for kind in top_k}
+    for found in loaded:
+        hits[found.item.kind].append(_hit(found))
+    return hits
+
+
+def _agent_scope(
+    agent,
+    kind: str,
+    *,
+    thread_id: uuid.UUID | None = None,
+    resource_id: uuid.UUID | None = None,
+    knowledge_base_ids: tuple[uuid.UUID, ...] = (),
+    without_resource: bool = False,
+) -> Scope:
+    """The scope of one kind that an agent may search (see search_for_agent)."""
+    if kind == ItemKind.CHUNK:
+        return Scope(kind=kind, project_id=agent.project_id, knowledge_base_ids=knowledge_base_ids)
+    if kind == ItemKind.NOTE:
+        return Scope(kind=kind, project_id=agent.project_id, agent_id=agent.id, with_shared=True)
+    return Scope(
+        kind=kind,
+        project_id=agent.project_id,
+        agent_id=agent.id,
+        resource_id=resource_id,
+        thread_id=thread_id if kind in _IN_THREADS else None,
+        without_resource=without_resource,
+    )
 
 
 def _hit(found: SearchHit) -> Hit:
