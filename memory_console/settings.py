@@ -333,6 +333,7 @@ SEARCH_LEXICAL_CANDIDATES = env_int("SEARCH_LEXICAL_CANDIDATES", 200)
 # PostgreSQL: how a term's matches are found (apps/search/lexical_postgres.py).
 SEARCH_LEXICAL_SAMPLE = env_int("SEARCH_LEXICAL_SAMPLE", 400)
 SEARCH_LEXICAL_WALK = env_int("SEARCH_LEXICAL_WALK", 15000)
+SEARCH_LEXICAL_SCAN = env_int("SEARCH_LEXICAL_SCAN", 2000)
 SEARCH_EXACT_SCAN_ROWS = env_int("SEARCH_EXACT_SCAN_ROWS", 20000)  # exact vector scan up to this
 # Measured on the labelled set (bench/retrieval.py): with a semantic embedder, a lighter
 # full-text weight and a small RRF k let fusion beat the better single signal.

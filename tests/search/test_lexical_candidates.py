@@ -16,16 +16,25 @@ from apps.tenancy.services import agent_get_or_create, project_get_or_create
 from apps.threads.services import thread_resolve_or_create
 
 MINE, OTHERS, PER_TERM = 30, 120, 10
-# PostgreSQL's ways to a term's matches (lexical_postgres.py), by (SEARCH_LEXICAL_SAMPLE,
-# SEARCH_LEXICAL_WALK): a small scope left to the planner; a larger one whose first sample holds
-# every match; a sample, then a walk for the common term and the GIN index for the rare one.
-# (SQLite has one way.)
-STRATEGIES = {"small": (1000, 20000), "sample": (1000, 10), "walk": (4, 10)}
+# PostgreSQL's ways to a term's matches (backends/postgres.py), by (SEARCH_LEXICAL_SAMPLE,
+# SEARCH_LEXICAL_WALK, SEARCH_LEXICAL_SCAN): a small scope read whole; a small scope left to the
+# planner; a larger one whose first sample holds every match; a sample, then a walk for the
+# common term and the GIN index for the rare one. (SQLite has one way.)
+STRATEGIES = {
+    "scan": (1000, 20000, 20000),
+    "small": (1000, 20000, 0),
+    "sample": (1000, 10, 0),
+    "walk": (4, 10, 0),
+}
 
 
 @pytest.fixture(params=list(STRATEGIES))
 def strategy(request, settings):
-    settings.SEARCH_LEXICAL_SAMPLE, settings.SEARCH_LEXICAL_WALK = STRATEGIES[request.param]
+    (
+        settings.SEARCH_LEXICAL_SAMPLE,
+        settings.SEARCH_LEXICAL_WALK,
+        settings.SEARCH_LEXICAL_SCAN,
+    ) = STRATEGIES[request.param]
     settings.SEARCH_LEXICAL_CANDIDATES = PER_TERM
     return request.param
 
