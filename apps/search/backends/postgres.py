@@ -267,10 +267,12 @@ class _Query:
         return sql, [*self.column_args, tsquery, *self.params, settings.SEARCH_LEXICAL_CANDIDATES]
 
     def add(self, found: dict[int, Match], rows) -> None:
+        # The flags come as booleans; a row that matches no term (the sample's oldest) is left.
+        end = 2 + self.count
         for row in rows:
-            hits = tuple(bool(flag) for flag in row[2 : 2 + self.count])
-            if any(hits):
-                found.setdefault(row[0], Match(row[0], float(row[1]), hits, row[2 + self.count]))
+            hits = row[2:end]
+            if True in hits and row[0] not in found:
+                found[row[0]] = Match(row[0], row[1], hits, row[end])
 
     def newest_per_term(self, found: dict[int, Match]) -> list[Match]:
         """Keep the items that are among some term's SEARCH_LEXICAL_CANDIDATES newest matches."""
@@ -315,7 +317,7 @@ def idf_scores(matches: list[Match], count: int, rank_weight: float) -> list[tup
     """
     if not matches:
         return []
-    frequency = [sum(1 for match in matches if match.hits[i]) for i in range(count)]
+    frequency = [sum(flags) for flags in zip(*(match.hits for match in matches), strict=True)]
     idf = [math.log(1 + len(matches) / df) if df else 0.0 for df in frequency]
     scored = [
         (
