@@ -1,0 +1,176 @@
+"""A/B latency: two checkouts of Memory Console serve one kept database, requests alternating.
+
+On a machine whose speed drifts, two benchmark runs minutes apart differ by more than most
+changes do. Here both checkouts serve the same data at the same time (gunicorn 2 workers x 4
+threads each, as `make run`), and every query goes to A and to B one right after the other, the
+order alternating, so drift hits both alike. The data is a database a benchmark kept:
+
+- `--case context` / `context-recall`: bench/context.py --keep (POST
+  /api/v1/threads/{id}/context on its thread, with the agent's semantic_recall_enabled set off or
+  on; the setting stays so in the kept database);
+- `--case thread-search`: bench/search.py --keep (POST /api/v1/search with thread_id on its
+  thread, top_k 10).
+
+Queries are one to three words drawn (seeded) from the stored texts. Both checkouts must share
+the database's schema (no migration between them). Each answer must be 200.
+
+Run it:
+    .venv/bin/python bench/ab.py --a ../before --case context \\
+        --database postgres://postgres@127.0.0.1:5432/memory_console_bench_context
+    .venv/bin/python bench/ab.py --a ../before --case context --data-dir /tmp/mc-bench-xyz
+"""
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from statistics import mean
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/ is not a package
+from common import ROOT, VENV_BIN, Api, expect_status, http_floor, percentile, wait_healthy
+
+# Each case: the kept benchmark's project, and the thread and words it reads (Django code run
+# in checkout B, printing JSON).
+CASES = {"context": "context", "context-recall": "context", "thread-search": "hybrid"}
+AGENT = "bench"
+WARMUP = 20
+FIND = """
+import json, os, django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_console.settings")
+django.setup()
+from apps.memconfig.services import config_update
+from apps.search.models import SearchItem
+from apps.threads.models import Thread
+
+thread = Thread.objects.filter(agent__project__slug=PROJECT).order_by("-last_seq").first()
+if RECALL is not None:
+    changes = {"semantic_recall_enabled": RECALL}
+    config_update(agent=thread.agent, changes=changes, changed_by="bench/ab.py")
+kinds = ["message"] if PROJECT == "hybrid" else ["chunk", "entry"]
+items = SearchItem.objects.filter(kind__in=kinds, project=thread.agent.project_id)
+if PROJECT == "hybrid":
+    items = items.filter(thread=thread)
+words = set()
+for text in items.order_by("id").values_list("content", flat=True)[::97][:200]:
+    words.update(w.strip(".,?!").lower() for w in text.split() if w.strip(".,?!").isalpha())
+print(json.dumps({"thread": str(thread.id), "words": sorted(w for w in words if len(w) > 3)}))
+"""
+
+
+def run(checkout: Path, env: dict, *args: str) -> str:
+    """Run the checkout's Python (its own .venv if it has one) and return stdout."""
+    python = checkout / ".venv" / "bin" / "python"
+    python = python if python.exists() else VENV_BIN / "python"
+    done = subprocess.run([str(python), *args], cwd=checkout, env=env, capture_output=True)
+    if done.returncode:
+        raise RuntimeError(done.stderr.decode()[-2000:])
+    return done.stdout.decode()
+
+
+def serve(stack: ExitStack, checkout: Path, env: dict, port: int) -> str:
+    """Start gunicorn in the checkout on the port; return its base URL once healthy."""
+    gunicorn = checkout / ".venv" / "bin" / "gunicorn"
+    gunicorn = gunicorn if gunicorn.exists() else VENV_BIN / "gunicorn"
+    command = [str(gunicorn), "memory_console.wsgi", "--bind", f"127.0.0.1:{port}"]
+    log_path = Path(env["DATA_DIR"]) / f"ab-{port}.log"
+    with log_path.open("w") as log_file:
+        server = subprocess.Popen(
+            [*command, "--workers", "2", "--threads", "4"],
+            cwd=checkout,
+            env=env,
+            stdout=log_file,
+            stderr=log_file,
+        )
+    stack.callback(server.wait, 30)
+    stack.callback(server.terminate)
+    base_url = f"http://127.0.0.1:{port}"
+    wait_healthy(base_url, server, log_path)
+    return base_url
+
+
+def request(case: str, thread: str, query: str) -> tuple[str, dict]:
+    """Return the path and body of one query of the case."""
+    if case == "thread-search":
+        return "/api/v1/search", {"query": query, "thread_id": thread, "top_k": 10}
+    return f"/api/v1/threads/{thread}/context", {"query": query, "max_tokens": 32_000}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--a", type=Path, required=True, help="checkout A (e.g. before)")
+    parser.add_argument("--b", type=Path, default=ROOT, help="checkout B (default: this one)")
+    parser.add_argument("--case", choices=sorted(CASES), default="context")
+    parser.add_argument("--database", help="PostgreSQL URL of the kept database")
+    parser.add_argument("--data-dir", help="the kept data directory (SQLite)")
+    parser.add_argument("--queries", type=int, default=200, help="queries sent to each")
+    parser.add_argument("--port", type=int, default=8801, help="A's port; B's is the next")
+    args = parser.parse_args()
+    if bool(args.database) == bool(args.data_dir):
+        parser.error("give one of --database (PostgreSQL) and --data-dir (SQLite)")
+    env = {
+        **os.environ,
+        "SECRET_KEY": "bench-only-secret-key",
+        "API_RATE_LIMIT": "",
+        "LOG_FORMAT": "plain",
+        "LOG_LEVEL": "WARNING",
+        "DATA_DIR": args.data_dir or tempfile.mkdtemp(prefix="mc-bench-ab-"),
+    }
+    env.pop("CELERY_BROKER_URL", None)
+    env.pop("DATABASE_URL", None)
+    if args.database:
+        env["DATABASE_URL"] = args.database
+    project = CASES[args.case]
+    recall = {"context": False, "context-recall": True}.get(args.case)
+    code = FIND.replace("PROJECT", repr(project)).replace("RECALL", repr(recall))
+    found = json.loads(run(args.b, env, "-c", code).splitlines()[-1])
+    key = run(args.b, env, "manage.py", "create_agent", "--project", project, "--agent", AGENT)
+    key = key.strip().splitlines()[-1]
+    rng = random.Random(11)
+    queries = [
+        " ".join(rng.sample(found["words"], rng.choice((1, 2, 3))))
+        for _ in range(WARMUP + args.queries)
+    ]
+    with ExitStack() as stack:
+        sides = {
+            "A": Api(serve(stack, args.a.resolve(), env, args.port), key),
+            "B": Api(serve(stack, args.b.resolve(), env, args.port + 1), key),
+        }
+        sessions = {side: api.session() for side, api in sides.items()}
+        latencies: dict[str, list[float]] = {"A": [], "B": []}
+
+        def send(side: str, query: str) -> float:
+            path, body = request(args.case, found["thread"], query)
+            started = time.perf_counter()
+            response = sessions[side].post(f"{sides[side].base_url}{path}", json=body)
+            elapsed = (time.perf_counter() - started) * 1000
+            expect_status(response, 200)
+            return elapsed
+
+        for query in queries[:WARMUP]:
+            send("A", query)
+            send("B", query)
+        for index, query in enumerate(queries[WARMUP:]):
+            for side in ("A", "B") if index % 2 == 0 else ("B", "A"):
+                latencies[side].append(send(side, query))
+        floor = http_floor(sides["A"].base_url, 100)
+    print(
+        f"A/B, {args.case} on {'PostgreSQL' if args.database else 'SQLite'}, {args.queries} "
+        f"queries each, alternating; latencies in ms"
+    )
+    for side, checkout in (("A", args.a), ("B", args.b)):
+        values = latencies[side]
+        print(
+            f"{side} {checkout}: p50 {percentile(values, 50):.1f}  p95 {percentile(values, 95):.1f}"
+            f"  p99 {percentile(values, 99):.1f}  mean {mean(values):.1f}"
+        )
+    print(floor)
+
+
+if __name__ == "__main__":
+    main()
