@@ -14,7 +14,7 @@ from apps.context.render import Piece, block_tokens
 from apps.context.snapshots import (
     hit_piece,
     message_piece,
-    observation_pieces,
+    observation_block,
     profile_pieces,
     recall_piece,
     session_memory_pieces,
@@ -23,7 +23,7 @@ from apps.context.snapshots import (
 )
 from apps.knowledge.selectors import knowledge_base_list
 from apps.memconfig.selectors import config_effective
-from apps.observations.selectors import observations_active_within, summary_latest
+from apps.observations.selectors import summary_latest
 from apps.search.models import ItemKind
 from apps.search.selectors import query_embed, search_each_for_agent, search_for_agent
 from apps.threads.models import Role
@@ -105,8 +105,7 @@ def _collect(agent, thread, query: str, config, max_tokens: int, now) -> Assembl
     strategy = config["context_strategy"]
     covered = 0  # the last seq that observations or a summary stand for
     if strategy == "observational":
-        active, unread = observations_active_within(thread=thread, max_tokens=max_tokens)
-        blocks["observations"] = observation_pieces(active)
+        blocks["observations"], unread = observation_block(thread=thread, max_tokens=max_tokens)
         covered = blocks["observations"][-1].extra["last_seq"] if blocks["observations"] else 0
         if unread:
             warnings.append(

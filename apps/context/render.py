@@ -11,7 +11,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 
 from apps.providers.tokens import count_message_tokens, count_tokens
@@ -175,33 +175,64 @@ def piece_hash(piece: Piece) -> str:
 
 
 # An observation never changes once written (a reflection writes new rows), and a long
-# thread's context shows a few hundred of them on every request: their lines, token counts
-# and hashes are kept per process, keyed by what they are made of. Measured on bench/context.py's
-# thread (250 observations shown, PostgreSQL): escaping, counting and hashing them took ~5 of
-# the request's ~70 ms in-process; kept, a few dictionary lookups. ~1 KB per observation.
+# thread's context shows a few hundred of them on every request: their text, lines, token
+# counts and hashes are kept per process by id, so a context reads only the rows' sizes and the
+# text of observations it has not shown before (snapshots.observation_block). Measured on
+# bench/context.py's thread (250 observations shown, PostgreSQL, in-process): escaping,
+# counting and hashing them took ~5 of a ~70 ms request, reading their text ~3 more; kept,
+# a few dictionary lookups. About 2 KB per observation; the whole store is dropped when full
+# (a reader keeps its own reference to what it took).
 OBSERVATION_LINES = 20_000
+_observations: dict = {}  # observation id -> ObservationLine
 
 
-def observation_piece(*, id, first_seq: int, last_seq: int, content: str, tokens: int) -> Piece:
-    """An observation as the observations block holds it, its line rendered and counted."""
-    line, counted, hash_ = _observation_rendered(first_seq, last_seq, content, tokens)
+@dataclass(frozen=True)
+class ObservationLine:
+    content: str
+    line: str
+    tokens: int  # of the line
+    hash: str
+
+
+def observation_kept(observation_id) -> ObservationLine | None:
+    """Return what is kept of this observation, if this process has rendered it."""
+    return _observations.get(observation_id)
+
+
+def observation_piece(
+    *,
+    id,
+    first_seq: int,
+    last_seq: int,
+    tokens: int,
+    content: str | None = None,
+    kept: ObservationLine | None = None,
+) -> Piece:
+    """An observation as the observations block holds it, its line rendered and counted once.
+
+    Give its content, or what observation_kept() returned for it.
+    """
+    if kept is None:
+        kept = _observations.get(id)
+    if kept is None:
+        kept = _observation_line(first_seq, last_seq, content, tokens)
+        if len(_observations) >= OBSERVATION_LINES:
+            _observations.clear()
+        _observations[id] = kept
     return Piece(
         type="observation",
         id=str(id),
-        content=content,
+        content=kept.content,
         seq=first_seq,
         extra={"last_seq": last_seq},
         content_tokens=tokens,
-        tokens=counted,
-        hash=hash_,
-        line=line,
+        tokens=kept.tokens,
+        hash=kept.hash,
+        line=kept.line,
     )
 
 
-@lru_cache(maxsize=OBSERVATION_LINES)
-def _observation_rendered(
-    first_seq: int, last_seq: int, content: str, tokens: int
-) -> tuple[str, int, str]:
+def _observation_line(first_seq: int, last_seq: int, content: str, tokens: int) -> ObservationLine:
     piece = Piece(
         type="observation",
         id="",
@@ -211,7 +242,8 @@ def _observation_rendered(
         content_tokens=tokens,
     )
     line = piece_line("observations", piece, datetime.min)  # an observation's line has no age
-    return line, line_tokens("observations", piece, datetime.min), piece_hash(piece)
+    counted = line_tokens("observations", piece, datetime.min)
+    return ObservationLine(content, line, counted, piece_hash(piece))
 
 
 def chat_message(piece: Piece) -> dict:

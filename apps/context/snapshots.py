@@ -12,11 +12,17 @@ from apps.context.render import (
     block_tokens,
     chat_message,
     message_text,
+    observation_kept,
     observation_piece,
     piece_hash,
 )
 from apps.core.errors import NotFound
-from apps.observations.selectors import observations_by_id, summaries_by_id
+from apps.observations.selectors import (
+    observation_texts,
+    observations_active_within,
+    observations_by_id,
+    summaries_by_id,
+)
 from apps.profiles.selectors import profile_get, session_memory_get
 from apps.search.models import ItemKind
 from apps.search.selectors import hits_by_id
@@ -300,6 +306,30 @@ def observation_pieces(observations) -> list[Piece]:
         )
         for observation in observations
     ]
+
+
+def observation_block(*, thread, max_tokens: int) -> tuple[list[Piece], int]:
+    """The newest active observations that max_tokens can hold, as pieces, and how many older
+    ones were left out. Only the text of observations this process has not shown is read."""
+    rows, unread = observations_active_within(thread=thread, max_tokens=max_tokens)
+    held = {row.id: kept for row in rows if (kept := observation_kept(row.id)) is not None}
+    missing = [row.id for row in rows if row.id not in held]
+    texts = observation_texts(thread=thread, ids=missing) if missing else {}
+    pieces = []
+    for row in rows:
+        if row.id not in held and row.id not in texts:
+            continue  # deleted meanwhile
+        pieces.append(
+            observation_piece(
+                id=row.id,
+                first_seq=row.first_seq,
+                last_seq=row.last_seq,
+                tokens=row.tokens,
+                content=texts.get(row.id),
+                kept=held.get(row.id),
+            )
+        )
+    return pieces, unread
 
 
 def summary_piece(summary) -> Piece:

@@ -52,21 +52,25 @@ def observations_active_within(*, thread, max_tokens: int) -> tuple[list, int]:
     """Return the newest active observations that a budget of max_tokens can hold (and one more
     to fill it), ordered by first_seq, and how many older ones were left unread.
 
-    A context keeps its newest observations when the budget is short; reading the older ones'
-    text only to drop it cost a long thread more than the rest of its context. The rows come as
-    named tuples of what a context shows: building model instances of hundreds of rows (and
-    their thread's id, known already) took a third of a context request.
+    The rows are named tuples (id, first_seq, last_seq, tokens), without their text: a context
+    keeps the text of observations it has shown (an observation never changes), and reads the
+    rest with observation_texts(). Building model instances of hundreds of rows took a third of
+    a context request, and reading the older ones' text only to drop it more than the rest.
     """
     active = Observation.objects.filter(thread=thread, superseded_by__isnull=True)
-    sizes = list(active.order_by("-first_seq").values_list("first_seq", "tokens"))
-    taken, total = 0, 0
-    for _, tokens in sizes:
+    sizes = active.order_by("-first_seq").values_list(
+        "id", "first_seq", "last_seq", "tokens", named=True
+    )
+    taken, total, rows = 0, 0, list(sizes)
+    for row in rows:
         if total >= max_tokens:
             break
-        taken, total = taken + 1, total + tokens
-    if not taken:
-        return [], len(sizes)
-    oldest_taken = sizes[taken - 1][0]
-    rows = active.filter(first_seq__gte=oldest_taken).order_by("first_seq")
-    shown = ("id", "first_seq", "last_seq", "content", "tokens")
-    return list(rows.values_list(*shown, named=True)), len(sizes) - taken
+        taken, total = taken + 1, total + row.tokens
+    return rows[:taken][::-1], len(rows) - taken
+
+
+def observation_texts(*, thread, ids) -> dict:
+    """Return the content of the thread's observations with these ids, by id."""
+    return dict(
+        Observation.objects.filter(thread=thread, id__in=list(ids)).values_list("id", "content")
+    )
