@@ -88,27 +88,37 @@ def epoch_seconds(column: str) -> str:
     return f"(julianday({column}) - 2440587.5) * 86400.0"
 
 
-# How many rows a scope has only chooses between ways of reading it that return the same rows,
-# so a count up to 30 s old will do; counting on every search would cost as much as the search.
-_SIZE_SECONDS = 30.0
-_sizes: dict[tuple, tuple[int, float]] = {}
+# How many rows a scope has, or how often a word occurs, only chooses between ways of reading
+# a scope that return the same rows, so a figure up to 30 s old will do; working it out on every
+# search would cost as much as the search.
+_FIGURE_SECONDS = 30.0
+_figures: dict[tuple, tuple[float, float]] = {}
+
+
+def recent_figure(key: tuple, compute):
+    """Return compute() for this key (within the current database), at most 30 s old."""
+    key = (connection.settings_dict["NAME"], *key)
+    known = _figures.get(key)
+    if known is not None and time.monotonic() - known[1] < _FIGURE_SECONDS:
+        return known[0]
+    value = compute()
+    if len(_figures) > 1000:  # scopes and words come and go; the dict must not grow without end
+        _figures.clear()
+    _figures[key] = (value, time.monotonic())
+    return value
 
 
 def capped_count(cursor, table: str, alias: str, where: str, params: list, cap: int) -> int:
     """Return the number of rows of `table AS alias` meeting where, or cap + 1 if more."""
-    key = (connection.settings_dict["NAME"], table, where, tuple(map(_hashable, params)), cap)
-    known = _sizes.get(key)
-    if known is not None and time.monotonic() - known[1] < _SIZE_SECONDS:
-        return known[0]
-    cursor.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM {table} {alias} WHERE {where} LIMIT %s) s",
-        [*params, cap + 1],
-    )
-    size = cursor.fetchone()[0]
-    if len(_sizes) > 1000:  # scopes come and go; the dict must not grow without end
-        _sizes.clear()
-    _sizes[key] = (size, time.monotonic())
-    return size
+
+    def count() -> int:
+        cursor.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {table} {alias} WHERE {where} LIMIT %s) s",
+            [*params, cap + 1],
+        )
+        return cursor.fetchone()[0]
+
+    return recent_figure(("count", table, where, tuple(map(_hashable, params)), cap), count)
 
 
 def message_neighbourhood(scope: Scope, item_ids: list[int]) -> list[MessageRow]:

@@ -34,7 +34,13 @@ import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 
-from apps.search.backends.common import Candidate, capped_count, epoch_seconds, scope_where
+from apps.search.backends.common import (
+    Candidate,
+    capped_count,
+    epoch_seconds,
+    recent_figure,
+    scope_where,
+)
 from apps.search.fields import vector_literal
 from apps.search.scope import Scope
 
@@ -285,15 +291,20 @@ class _Query:
 
 
 def _table_matches(cursor, tsquery: str) -> float:
-    """Return the planner's estimate of the term's matches in the whole table."""
-    cursor.execute(
-        "EXPLAIN (FORMAT JSON) SELECT 1 FROM search_searchitem "
-        "WHERE tsv @@ to_tsquery('english', %s)",
-        [tsquery],
-    )
-    plan = cursor.fetchone()[0]
-    plan = json.loads(plan) if isinstance(plan, str) else plan
-    return float(plan[0]["Plan"]["Plan Rows"])
+    """Return the planner's estimate of the term's matches in the whole table (it changes only
+    when the table is analysed: kept for a while, like a scope's size)."""
+
+    def estimate() -> float:
+        cursor.execute(
+            "EXPLAIN (FORMAT JSON) SELECT 1 FROM search_searchitem "
+            "WHERE tsv @@ to_tsquery('english', %s)",
+            [tsquery],
+        )
+        plan = cursor.fetchone()[0]
+        plan = json.loads(plan) if isinstance(plan, str) else plan
+        return float(plan[0]["Plan"]["Plan Rows"])
+
+    return recent_figure(("matches", tsquery), estimate)
 
 
 def _union(cursor, branches: list[tuple[str, list]]) -> list[tuple]:
