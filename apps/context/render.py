@@ -188,6 +188,7 @@ _observations: dict = {}  # observation id -> ObservationLine
 
 @dataclass(frozen=True)
 class ObservationLine:
+    id: str  # as text, as the piece shows it
     content: str
     line: str
     tokens: int  # of the line
@@ -215,13 +216,13 @@ def observation_piece(
     if kept is None:
         kept = _observations.get(id)
     if kept is None:
-        kept = _observation_line(first_seq, last_seq, content, tokens)
+        kept = _observation_line(id, first_seq, last_seq, content, tokens)
         if len(_observations) >= OBSERVATION_LINES:
             _observations.clear()
         _observations[id] = kept
     return Piece(
         type="observation",
-        id=str(id),
+        id=kept.id,
         content=kept.content,
         seq=first_seq,
         extra={"last_seq": last_seq},
@@ -232,7 +233,9 @@ def observation_piece(
     )
 
 
-def _observation_line(first_seq: int, last_seq: int, content: str, tokens: int) -> ObservationLine:
+def _observation_line(
+    id, first_seq: int, last_seq: int, content: str, tokens: int
+) -> ObservationLine:
     piece = Piece(
         type="observation",
         id="",
@@ -243,7 +246,7 @@ def _observation_line(first_seq: int, last_seq: int, content: str, tokens: int) 
     )
     line = piece_line("observations", piece, datetime.min)  # an observation's line has no age
     counted = line_tokens("observations", piece, datetime.min)
-    return ObservationLine(content, line, counted, piece_hash(piece))
+    return ObservationLine(str(id), content, line, counted, piece_hash(piece))
 
 
 def chat_message(piece: Piece) -> dict:
