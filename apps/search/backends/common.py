@@ -154,9 +154,17 @@ def message_neighbourhood(scope: Scope, item_ids: list[int]) -> list[MessageRow]
         if not around:  # the candidates' messages were deleted meanwhile
             return []
         where, params = scope_where(scope, "si")
-        among, message_ids = _among("si.message_id", list(around))
+        among, message_ids = _among("s.message_id", list(around))
+        # The subquery finds the items by their messages alone (OFFSET 0 keeps the scope out of
+        # it), then the scope filters them. Given both at once, PostgreSQL ANDed the scope's
+        # bitmaps and read every item of the thread: 2.5 ms for 58 items of a 1,200-message
+        # thread among 1M messages, where 58 probes of the message's unique index take 0.3.
+        # SQLite, given both, walked the thread's index (7.9 ms for 60 items of a 10,000-message
+        # thread); it never merges a subquery with an OFFSET into the query around it.
+        fence = "OFFSET 0" if connection.vendor == "postgresql" else "LIMIT -1 OFFSET 0"
         cursor.execute(
-            f"SELECT si.id, si.message_id FROM search_searchitem si WHERE {among} AND {where}",
+            f"SELECT si.id, si.message_id FROM ("
+            f"SELECT * FROM search_searchitem s WHERE {among} {fence}) si WHERE {where}",
             [*message_ids, *params],
         )
         items = cursor.fetchall()
