@@ -69,8 +69,16 @@ def observations_active_within(*, thread, max_tokens: int) -> tuple[list, int]:
     return rows[:taken][::-1], len(rows) - taken
 
 
+# Ids per query: a reflector threshold of millions of tokens can leave tens of thousands of
+# active observations, more than SQLite takes as parameters of one statement.
+_TEXTS_PER_QUERY = 1000
+
+
 def observation_texts(*, thread, ids) -> dict:
     """Return the content of the thread's observations with these ids, by id."""
-    return dict(
-        Observation.objects.filter(thread=thread, id__in=list(ids)).values_list("id", "content")
-    )
+    ids, texts = list(ids), {}
+    for start in range(0, len(ids), _TEXTS_PER_QUERY):
+        batch = ids[start : start + _TEXTS_PER_QUERY]
+        rows = Observation.objects.filter(thread=thread, id__in=batch)
+        texts.update(rows.values_list("id", "content"))
+    return texts

@@ -8,6 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from apps.context.render import _observations
 from apps.context.snapshots import observation_block
 from apps.jobs.services import job_run_pending
+from apps.observations import selectors
 from apps.observations.models import Observation
 from apps.threads.models import Thread
 from tests.context.conftest import block, context, talk
@@ -141,3 +142,19 @@ def test_observations_shown_before_are_not_read_again(alice, configure, django_a
     read = [q["sql"] for q in queries.captured_queries if '"content"' in q["sql"]]
     assert len(read) == 1 and all(str(i).replace("-", "") in read[0].replace("-", "") for i in new)
     assert {uuid.UUID(p.id) for p in later} >= new
+
+
+def test_observation_texts_are_read_in_batches(alice, configure, monkeypatch):
+    configure(alice, observer_message_tokens=1000, recent_window=3)
+    thread = alice.new_thread()
+    talk(alice, thread["id"], *[_step(n) for n in range(24)])
+    job_run_pending()
+    row = Thread.objects.get(pk=thread["id"])
+    ids = list(Observation.objects.filter(thread=row).values_list("id", flat=True))
+    monkeypatch.setattr(selectors, "_TEXTS_PER_QUERY", 2)
+
+    with CaptureQueriesContext(connection) as queries:
+        texts = selectors.observation_texts(thread=row, ids=ids)
+
+    assert len(ids) > 2 and len(queries.captured_queries) == -(-len(ids) // 2)
+    assert texts == dict(Observation.objects.filter(thread=row).values_list("id", "content"))
