@@ -18,7 +18,8 @@ class OrjsonRenderer(JSONRenderer):
     its block and again in system_prompt) took 4.2 ms in json.dumps with DRF's encoder and 0.1
     ms in orjson, of a ~60 ms request (bench/context.py's data, in-process). What orjson cannot
     encode itself (Decimal, lazy translations, numpy values) goes through DRF's encoder; a
-    pretty-printed answer (Accept: application/json; indent=N) is DRF's own.
+    pretty-printed answer (Accept: application/json; indent=N) is DRF's own, and so is one that
+    orjson refuses (an integer beyond 64 bits, which a message's payload may hold).
     """
 
     _default = staticmethod(JSONEncoder().default)
@@ -28,7 +29,10 @@ class OrjsonRenderer(JSONRenderer):
             return b""
         if self.get_indent(accepted_media_type, renderer_context or {}) is not None:
             return super().render(data, accepted_media_type, renderer_context)
-        out = orjson.dumps(data, default=self._default, option=_OPTIONS)
+        try:
+            out = orjson.dumps(data, default=self._default, option=_OPTIONS)
+        except orjson.JSONEncodeError:
+            return super().render(data, accepted_media_type, renderer_context)
         for raw, escaped in _SEPARATORS:
             if raw in out:
                 out = out.replace(raw, escaped)

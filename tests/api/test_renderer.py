@@ -47,6 +47,24 @@ def test_values_orjson_does_not_know_go_through_drfs_encoder():
     assert json.loads(ours) == json.loads(drf)
 
 
+def test_what_orjson_refuses_is_rendered_by_drf():
+    data = {"payload": {"big": 2**70, "small": -(2**70)}}
+    ours, drf = both(data)
+    assert ours == drf
+    assert json.loads(ours)["payload"]["big"] == 2**70
+
+
+def test_a_message_payload_with_a_huge_integer_reads_back(alice):
+    thread = alice.new_thread()
+
+    [written] = alice.append(
+        thread["id"],
+        {"role": "tool", "kind": "tool_result", "name": "calc", "payload": {"n": 2**80}},
+    )
+
+    assert written["payload"] == {"n": 2**80}
+
+
 def test_line_separators_are_escaped_as_drf_does():
     ours, drf = both({"text": "a\u2028b\u2029c"})
     assert ours == drf
