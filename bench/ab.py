@@ -33,7 +33,7 @@ from pathlib import Path
 from statistics import mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/ is not a package
-from common import ROOT, VENV_BIN, Api, expect_status, http_floor, percentile, wait_healthy
+from common import ROOT, Api, expect_status, gunicorn, http_floor, percentile, venv_bin
 
 # Each case: the kept benchmark's project, and the thread and words it reads (Django code run
 # in checkout B, printing JSON).
@@ -65,8 +65,7 @@ print(json.dumps({"thread": str(thread.id), "words": sorted(w for w in words if 
 
 def run(checkout: Path, env: dict, *args: str) -> str:
     """Run the checkout's Python (its own .venv if it has one) and return stdout."""
-    python = checkout / ".venv" / "bin" / "python"
-    python = python if python.exists() else VENV_BIN / "python"
+    python = venv_bin(checkout) / "python"
     done = subprocess.run([str(python), *args], cwd=checkout, env=env, capture_output=True)
     if done.returncode:
         raise RuntimeError(done.stderr.decode()[-2000:])
@@ -74,24 +73,8 @@ def run(checkout: Path, env: dict, *args: str) -> str:
 
 
 def serve(stack: ExitStack, checkout: Path, env: dict, port: int) -> str:
-    """Start gunicorn in the checkout on the port; return its base URL once healthy."""
-    gunicorn = checkout / ".venv" / "bin" / "gunicorn"
-    gunicorn = gunicorn if gunicorn.exists() else VENV_BIN / "gunicorn"
-    command = [str(gunicorn), "memory_console.wsgi", "--bind", f"127.0.0.1:{port}"]
-    log_path = Path(env["DATA_DIR"]) / f"ab-{port}.log"
-    with log_path.open("w") as log_file:
-        server = subprocess.Popen(
-            [*command, "--workers", "2", "--threads", "4"],
-            cwd=checkout,
-            env=env,
-            stdout=log_file,
-            stderr=log_file,
-        )
-    stack.callback(server.wait, 30)
-    stack.callback(server.terminate)
-    base_url = f"http://127.0.0.1:{port}"
-    wait_healthy(base_url, server, log_path)
-    return base_url
+    """Serve the checkout on the port until the stack closes; return its base URL."""
+    return stack.enter_context(gunicorn(env, port, checkout=checkout.resolve(), name=f"ab-{port}"))
 
 
 def request(case: str, thread: str, query: str) -> tuple[str, dict]:
@@ -138,8 +121,8 @@ def main() -> None:
     ]
     with ExitStack() as stack:
         sides = {
-            "A": Api(serve(stack, args.a.resolve(), env, args.port), key),
-            "B": Api(serve(stack, args.b.resolve(), env, args.port + 1), key),
+            "A": Api(serve(stack, args.a, env, args.port), key),
+            "B": Api(serve(stack, args.b, env, args.port + 1), key),
         }
         sessions = {side: api.session() for side, api in sides.items()}
         latencies: dict[str, list[float]] = {"A": [], "B": []}

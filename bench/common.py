@@ -126,20 +126,35 @@ def create_agent(env: dict[str, str], project: str, agent: str) -> str:
     return manage(env, "create_agent", "--project", project, "--agent", agent).splitlines()[-1]
 
 
+def venv_bin(checkout: Path | None) -> Path:
+    """Return where another checkout's programs are (its own .venv, else this interpreter's);
+    None is this checkout, run by this interpreter."""
+    own = checkout / ".venv" / "bin" if checkout is not None else None
+    return own if own is not None and own.exists() else VENV_BIN
+
+
 @contextmanager
 def gunicorn(
     env: dict[str, str],
     port: int,
     *,
+    checkout: Path | None = None,
+    name: str = "gunicorn",
     request_timeout: float = 2,
     retry_on: tuple[type[Exception], ...] = (requests.ConnectionError, requests.Timeout),
     kill_lingering: bool = False,
 ) -> Iterator[str]:
-    """Run gunicorn on the port, yield its base URL once healthy, then stop it."""
+    """Run gunicorn on the port, yield its base URL once healthy, then stop it.
+
+    checkout serves another checkout's code (bench/ab.py); name is its log's (DATA_DIR/name.log).
+    """
     # request_timeout and retry_on go to wait_healthy, kill_lingering to background.
-    command = [str(VENV_BIN / "gunicorn"), "memory_console.wsgi", "--bind", f"127.0.0.1:{port}"]
-    command += ["--workers", "2", "--threads", "4"]
-    with background(command, env, "gunicorn", kill_lingering=kill_lingering) as (server, log_path):
+    command = [str(venv_bin(checkout) / "gunicorn"), "memory_console.wsgi"]
+    command += ["--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4"]
+    with background(command, env, name, cwd=checkout or ROOT, kill_lingering=kill_lingering) as (
+        server,
+        log_path,
+    ):
         base_url = f"http://127.0.0.1:{port}"
         wait_healthy(base_url, server, log_path, request_timeout=request_timeout, retry_on=retry_on)
         yield base_url
@@ -147,13 +162,18 @@ def gunicorn(
 
 @contextmanager
 def background(
-    command: list[str], env: dict[str, str], name: str, *, kill_lingering: bool = False
+    command: list[str],
+    env: dict[str, str],
+    name: str,
+    *,
+    cwd: Path = ROOT,
+    kill_lingering: bool = False,
 ) -> Iterator[tuple[subprocess.Popen, Path]]:
-    """Start a process logging to DATA_DIR/<name>.log; SIGTERM it on exit."""
+    """Start a process in cwd, logging to DATA_DIR/<name>.log; SIGTERM it on exit."""
     # If it has not exited 30 s later: SIGKILL it when kill_lingering, else raise TimeoutExpired.
     log_path = Path(env["DATA_DIR"]) / f"{name}.log"
     with log_path.open("w") as log_file:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log_file, stderr=log_file)
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=log_file, stderr=log_file)
     try:
         yield process, log_path
     finally:
