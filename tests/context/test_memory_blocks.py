@@ -20,6 +20,15 @@ def _step(n: int) -> str:
     return f"step {n}: " + " ".join(f"word{k}" for k in range(90))
 
 
+def _observed_thread(alice, configure, steps: int = 12) -> dict:
+    """A thread of `steps` long messages, observed with a low threshold and a window of 3."""
+    configure(alice, observer_message_tokens=1000, recent_window=3)
+    thread = alice.new_thread()
+    talk(alice, thread["id"], *[_step(n) for n in range(steps)])
+    job_run_pending()
+    return thread
+
+
 def test_the_profile_and_session_memory_of_this_thread_and_user_come_first(alice, bob):
     thread = alice.new_thread(resource_id="ann")
     alice.put("/api/v1/resources/ann/profile", {"content": "Ann: night shifts.", "version": 0})
@@ -68,10 +77,7 @@ def test_a_profile_cannot_close_its_block(alice):
 
 
 def test_observations_stand_for_older_messages_and_the_rest_follow_as_messages(alice, configure):
-    configure(alice, observer_message_tokens=1000, recent_window=3)
-    thread = alice.new_thread()
-    talk(alice, thread["id"], *[_step(n) for n in range(12)])
-    job_run_pending()
+    thread = _observed_thread(alice, configure)
 
     answer = context(alice, thread["id"])
 
@@ -102,10 +108,7 @@ def test_with_compaction_the_summary_stands_for_older_messages(alice, configure)
 
 
 def test_a_replay_reads_the_observations_it_showed(alice, configure):
-    configure(alice, observer_message_tokens=1000, recent_window=3)
-    thread = alice.new_thread()
-    talk(alice, thread["id"], *[_step(n) for n in range(12)])
-    job_run_pending()
+    thread = _observed_thread(alice, configure)
     given = context(alice, thread["id"])
 
     replay = alice.get(f"/api/v1/contexts/{given['context_id']}").json()
@@ -114,10 +117,7 @@ def test_a_replay_reads_the_observations_it_showed(alice, configure):
 
 
 def test_observations_shown_before_are_not_read_again(alice, configure, django_assert_num_queries):
-    configure(alice, observer_message_tokens=1000, recent_window=3)
-    thread = alice.new_thread()
-    talk(alice, thread["id"], *[_step(n) for n in range(12)])
-    job_run_pending()
+    thread = _observed_thread(alice, configure)
     row = Thread.objects.get(pk=thread["id"])
     texts = dict(Observation.objects.filter(thread=row).values_list("id", "content"))
     _observations.clear()  # as in a process that has shown none of them
@@ -145,10 +145,7 @@ def test_observations_shown_before_are_not_read_again(alice, configure, django_a
 
 
 def test_observation_texts_are_read_in_batches(alice, configure, monkeypatch):
-    configure(alice, observer_message_tokens=1000, recent_window=3)
-    thread = alice.new_thread()
-    talk(alice, thread["id"], *[_step(n) for n in range(24)])
-    job_run_pending()
+    thread = _observed_thread(alice, configure, steps=24)
     row = Thread.objects.get(pk=thread["id"])
     ids = list(Observation.objects.filter(thread=row).values_list("id", flat=True))
     monkeypatch.setattr(selectors, "_TEXTS_PER_QUERY", 2)
