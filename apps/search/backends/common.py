@@ -4,6 +4,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import connection
 
 from apps.search.item_text import message_text_sql
@@ -86,6 +87,19 @@ def epoch_seconds(column: str) -> str:
         return f"extract(epoch FROM {column})::float8"
     # SQLite stores UTC text; julianday() reads it, counted from the epoch's day.
     return f"(julianday({column}) - 2440587.5) * 86400.0"
+
+
+def matches_per_term(limit: int) -> int:
+    """Return how many of each query word's newest matches a search reads for limit candidates.
+
+    SEARCH_LEXICAL_CANDIDATES, or twice the candidates asked for when that is fewer: scoring
+    needs a word's matches to judge its weight and the items that hold several words, not more
+    than twice the list it returns. In a scope too large to read whole, a common word's newest
+    matches are found by walking the scope newest first, at a cost linear in their number
+    (bench/context.py, PostgreSQL: knowledge's 100,000 chunks took 13-23 ms for two common words
+    at 200 each).
+    """
+    return max(1, min(settings.SEARCH_LEXICAL_CANDIDATES, 2 * limit))
 
 
 # How many rows a scope has, or how often a word occurs, only chooses between ways of reading

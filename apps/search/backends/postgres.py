@@ -16,10 +16,11 @@ is made here:
 2. A scope of at most SEARCH_LEXICAL_WALK items (a thread, a small tenant) is left to the
    planner, one statement for all terms: every way of reading it is cheap.
 3. In a larger scope, walk its newest SEARCH_LEXICAL_SAMPLE items by its own index and test
-   every term. A term with SEARCH_LEXICAL_CANDIDATES matches there is done. For each other
-   term the sample tells how often it occurs in this scope, so how far a walk would go for
-   the missing matches; the planner's estimate of the term's matches in the whole table tells
-   what the GIN index would read. The cheaper one is taken:
+   every term. A term with its quota of matches there (matches_per_term: at most
+   SEARCH_LEXICAL_CANDIDATES) is done. For each other term the sample tells how often it
+   occurs in this scope, so how far a walk would go for the missing matches; the planner's
+   estimate of the term's matches in the whole table tells what the GIN index would read.
+   The cheaper one is taken:
    - walk on by the scope's index, newest first, stopping at the missing count (the planner
      is told to: it would rather fetch and sort every match);
    - or take the term's matches from the GIN index alone, then filter and sort them.
@@ -38,6 +39,7 @@ from apps.search.backends.common import (
     Candidate,
     capped_count,
     epoch_seconds,
+    matches_per_term,
     recent_figure,
     scope_where,
 )
@@ -54,7 +56,7 @@ def lexical_candidates(scope: Scope, terms: list[str], limit: int) -> list[Candi
     """Return up to limit candidates matching any of the terms, best first."""
     if not terms:
         return []
-    matches = newest_matches(scope, terms)
+    matches = newest_matches(scope, terms, matches_per_term(limit))
     created = {match.item_id: match.created for match in matches}
     return [
         Candidate(item_id, score, created[item_id])
@@ -113,9 +115,9 @@ class Match:
     created: float  # the item's created_at, in seconds since the epoch (for the recency bonus)
 
 
-def newest_matches(scope: Scope, terms: list[str]) -> list[Match]:
-    """Return the items among each term's newest matches in the scope, newest first."""
-    query = _Query(scope, terms)
+def newest_matches(scope: Scope, terms: list[str], per_term: int) -> list[Match]:
+    """Return the items among each term's per_term newest matches in the scope, newest first."""
+    query = _Query(scope, terms, per_term)
     with connection.cursor() as cursor:
         size = query.size(cursor)
         if scope.thread_id is None and size <= settings.SEARCH_LEXICAL_SCAN:
@@ -168,8 +170,8 @@ def _walk_only(cursor):
 class _Query:
     """The SQL of one search's full-text candidates in one scope."""
 
-    def __init__(self, scope: Scope, terms: list[str]):
-        self.count = len(terms)
+    def __init__(self, scope: Scope, terms: list[str], per_term: int):
+        self.count, self.per_term = len(terms), per_term
         self.where, self.params, self.order = newest_first(scope, "si")
         # The same conditions over rows named c (params are the same).
         self.where_c, _, self.order_c = newest_first(scope, "c")
@@ -229,7 +231,7 @@ class _Query:
         walks, others = [], []
         for index, tsquery in enumerate(self.tsqueries):
             hits = sum(1 for match in found.values() if match.hits[index])
-            missing = settings.SEARCH_LEXICAL_CANDIDATES - hits
+            missing = self.per_term - hits
             if missing <= 0:
                 continue
             # How far a walk would go to find the missing matches, at the sample's rate.
@@ -270,7 +272,7 @@ class _Query:
             f"WHERE c.tsv @@ to_tsquery('english', %s) AND {self.where_c} "
             f"ORDER BY {self.order_c} LIMIT %s)"
         )
-        return sql, [*self.column_args, tsquery, *self.params, settings.SEARCH_LEXICAL_CANDIDATES]
+        return sql, [*self.column_args, tsquery, *self.params, self.per_term]
 
     def add(self, found: dict[int, Match], rows) -> None:
         # The flags come as booleans; a row that matches no term (the sample's oldest) is left.
@@ -281,12 +283,12 @@ class _Query:
                 found[row[0]] = Match(row[0], row[1], hits, row[end])
 
     def newest_per_term(self, found: dict[int, Match]) -> list[Match]:
-        """Keep the items that are among some term's SEARCH_LEXICAL_CANDIDATES newest matches."""
+        """Keep the items that are among some term's per_term newest matches."""
         newest_first = sorted(found, reverse=True)
         keep = set()
         for index in range(self.count):
             matching = [item_id for item_id in newest_first if found[item_id].hits[index]]
-            keep.update(matching[: settings.SEARCH_LEXICAL_CANDIDATES])
+            keep.update(matching[: self.per_term])
         return [found[item_id] for item_id in newest_first if item_id in keep]
 
 

@@ -7,7 +7,6 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
-from django.conf import settings
 from django.db import connection
 
 from apps.search.backends.common import (
@@ -15,6 +14,7 @@ from apps.search.backends.common import (
     capped_count,
     db_uuid,
     epoch_seconds,
+    matches_per_term,
     scope_where,
 )
 from apps.search.query import fts5_match
@@ -70,7 +70,8 @@ def _newest_and_scored(where, params, terms, limit) -> list[Candidate]:
     the table read before the join drops other scopes' rows. A rowid range is a filter FTS5
     applies inside its doclists; the scope's lowest and highest item ids bound that range, so a
     thread or a small tenant reads little more than its own matches. Each term then brings its
-    newest SEARCH_LEXICAL_CANDIDATES matches, FTS5 walking its doclist backwards and stopping.
+    newest matches (matches_per_term: at most SEARCH_LEXICAL_CANDIDATES), FTS5 walking its
+    doclist backwards and stopping.
 
     FTS5's own bm25() is not used: it takes a word's frequency from the whole index, every
     tenant's, so one tenant's writing would move another's ranking, and counting it costs as
@@ -78,6 +79,7 @@ def _newest_and_scored(where, params, terms, limit) -> list[Candidate]:
     for the same 200 rows unscored). bm25_scores() takes the scope's own figures instead.
     """
     created: dict[int, float] = {}
+    per_term_limit = matches_per_term(limit)
     with connection.cursor() as cursor:
         # Two ordered LIMIT 1 probes walk an index from each end; MIN()/MAX() together read
         # every row of the scope.
@@ -94,7 +96,7 @@ def _newest_and_scored(where, params, terms, limit) -> list[Candidate]:
         """
         per_term = []
         for term in terms:
-            args = [fts5_match([term]), low, high, *params, settings.SEARCH_LEXICAL_CANDIDATES]
+            args = [fts5_match([term]), low, high, *params, per_term_limit]
             cursor.execute(newest, args)
             rows = cursor.fetchall()
             per_term.append([(item_id, length) for item_id, length, _ in rows])
@@ -103,7 +105,7 @@ def _newest_and_scored(where, params, terms, limit) -> list[Candidate]:
             return []
         size = capped_count(cursor, "search_searchitem", "si", where, params, _COUNT_CAP)
     span = Span(low, high, size if size <= _COUNT_CAP else high - low + 1)
-    scores = bm25_scores(per_term, span, settings.SEARCH_LEXICAL_CANDIDATES)
+    scores = bm25_scores(per_term, span, per_term_limit)
     ranked = sorted(scores.items(), key=lambda pair: (-pair[1], -pair[0]))
     return [Candidate(item_id, score, created[item_id]) for item_id, score in ranked[:limit]]
 
