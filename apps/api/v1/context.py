@@ -53,17 +53,21 @@ class ItemSerializer(serializers.Serializer):
     )
 
 
-@extend_schema_field(ItemSerializer(many=True))
-class ItemsField(serializers.Field):
-    """A block's items, already plain JSON values as the assembly builds them.
+class PlainField(serializers.Field):
+    """A list the assembly builds as plain JSON values already, passed through as it is.
 
-    A context of a long thread lists hundreds of items; passing each through ItemSerializer's
-    per-field machinery took a fifth of the request (bench/context.py, profiled in-process).
-    ItemSerializer stays their schema.
+    A context of a long thread lists hundreds of items and dozens of messages; passing each
+    through a serializer's per-field machinery took a fifth of the request (bench/context.py,
+    profiled in-process). The serializers named in extend_schema_field stay their schema.
     """
 
     def to_representation(self, value):
         return value
+
+
+@extend_schema_field(ItemSerializer(many=True))
+class ItemsField(PlainField):
+    """A block's items: type, id, seq, score (and on replays, changed or deleted)."""
 
 
 class BlockSerializer(serializers.Serializer):
@@ -82,6 +86,11 @@ class ChatMessageSerializer(serializers.Serializer):
     seq = serializers.IntegerField()
 
 
+@extend_schema_field(ChatMessageSerializer(many=True))
+class MessagesField(PlainField):
+    """The recent window, each message as a chat call takes it."""
+
+
 class ContextWarningSerializer(serializers.Serializer):
     code = serializers.CharField()
     block = serializers.CharField(required=False)
@@ -98,7 +107,7 @@ class ContextSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     blocks = BlockSerializer(many=True)
     system_prompt = serializers.CharField(allow_blank=True)
-    messages = ChatMessageSerializer(many=True)
+    messages = MessagesField()
     warnings = ContextWarningSerializer(many=True)
 
 
