@@ -42,21 +42,22 @@ def snapshot_store(
 ) -> dict:
     """Store the manifest of a context (per block, each piece's type, id, seq, score and hash)
     and return the context's answer."""
+    items = {
+        name: [
+            {"type": piece.type, "id": piece.id, "seq": piece.seq, "score": piece.score}
+            for piece in blocks.get(name, [])
+        ]
+        for name in shown_blocks(blocks)
+    }
     manifest_blocks = [
         {
             "name": name,
             "items": [
-                {
-                    "type": piece.type,
-                    "id": piece.id,
-                    "seq": piece.seq,
-                    "score": piece.score,
-                    "hash": piece_hash(piece),
-                }
-                for piece in blocks.get(name, [])
+                {**item, "hash": piece_hash(piece)}
+                for item, piece in zip(listed, blocks.get(name, []), strict=True)
             ],
         }
-        for name in shown_blocks(blocks)
+        for name, listed in items.items()
     ]
     snapshot = ContextSnapshot(
         thread=thread,
@@ -68,7 +69,8 @@ def snapshot_store(
         assembled_at=assembled_at,
         manifest={"blocks": manifest_blocks, "warnings": warnings},
     )
-    rendered = _rendered(snapshot, blocks)
+    # A new context's pieces are the manifest's: its items need no comparison with the rows.
+    rendered = _rendered(snapshot, blocks, items=items)
     snapshot.tokens = rendered["tokens"]
     snapshot.save()
     return _answer(snapshot, rendered)
@@ -110,7 +112,13 @@ def _answer(snapshot: ContextSnapshot, rendered: dict) -> dict:
     }
 
 
-def _rendered(snapshot: ContextSnapshot, blocks: dict[str, list[Piece]]) -> dict:
+def _rendered(
+    snapshot: ContextSnapshot,
+    blocks: dict[str, list[Piece]],
+    items: dict[str, list[dict]] | None = None,
+) -> dict:
+    """Render the snapshot's blocks from their pieces; items, when given, are each block's
+    answer items as they stand (else the manifest's, flagged against the pieces)."""
     now = snapshot.assembled_at
     out, texts, messages, total = [], [], [], 0
     for entry in snapshot.manifest["blocks"]:
@@ -132,7 +140,7 @@ def _rendered(snapshot: ContextSnapshot, blocks: dict[str, list[Piece]]) -> dict
                 "name": name,
                 "tokens": tokens,
                 "text": text,
-                "items": _items(entry["items"], pieces),
+                "items": items[name] if items is not None else _items(entry["items"], pieces),
             }
         )
     return {
