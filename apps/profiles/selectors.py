@@ -18,7 +18,15 @@ def profile_get(*, agent: Agent, resource: Resource) -> UserProfile | None:
 
 
 def session_memory_get(*, thread: Thread) -> SessionMemory | None:
-    return SessionMemory.objects.filter(thread=thread).first()
+    """Return the thread's session memory, or None before the first write.
+
+    Read through the thread's relation: a thread selected with it (thread_get's related) holds it
+    already, and the context of every model call reads it.
+    """
+    try:
+        return thread.session_memory
+    except SessionMemory.DoesNotExist:
+        return None
 
 
 def profile_of_resource(

@@ -18,8 +18,11 @@ def thread_list(*, agent: Agent, resource_id: str | None = None, channel: str | 
     return threads
 
 
-def thread_get(*, agent: Agent, thread_id: uuid.UUID) -> Thread:
-    thread = Thread.objects.select_related("resource").filter(agent=agent, pk=thread_id).first()
+def thread_get(*, agent: Agent, thread_id: uuid.UUID, related: tuple[str, ...] = ()) -> Thread:
+    """Return the agent's thread with its end user, and the relations named in `related` read
+    in the same query (select_related), or raise NotFound."""
+    threads = Thread.objects.select_related("resource", *related)
+    thread = threads.filter(agent=agent, pk=thread_id).first()
     if thread is None:
         raise NotFound("No such thread.")
     return thread

@@ -145,7 +145,8 @@ class ContextApi(APIView):
         params = ContextInSerializer(data=data)
         params.is_valid(raise_exception=True)
         agent = principal(request).agent
-        thread = thread_get(agent=agent, thread_id=thread_id)
+        # The session memory comes in the thread's query: one round trip less per context.
+        thread = thread_get(agent=agent, thread_id=thread_id, related=("session_memory",))
         max_tokens = params.validated_data.get("max_tokens")
         if max_tokens is None:
             max_tokens = config_effective(agent=agent)["context_max_tokens"]
