@@ -18,8 +18,9 @@ class ContextSnapshot(BaseModel):
     config_version = models.CharField(max_length=32)
     # The moment the context was rendered for (relative ages are counted from it).
     assembled_at = models.DateTimeField()
-    # {"blocks": [{"name", "tokens", "items": [{"type", "id", "seq", "score", "hash"}]}],
-    #  "warnings": [...]}
+    # {"blocks": [{"name", "type", "id": [...], "seq": [...], "score": [...], "hash": [...]}],
+    #  "warnings": [...]}: each block's items column by column (snapshots.manifest_block; older
+    # snapshots list them as "items": [{"type", "id", "seq", "score", "hash"}]).
     manifest = models.JSONField()
 
     class Meta:

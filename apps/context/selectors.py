@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 from apps.context.models import ContextSnapshot
+from apps.context.snapshots import manifest_items
 from apps.core.errors import NotFound
 from apps.search.models import ItemKind
 from apps.search.selectors import hits_by_id
@@ -71,7 +72,7 @@ def _turn(snapshot, messages, before, last_seq: int) -> int | None:
         item["seq"]
         for block in snapshot.manifest["blocks"]
         if block["name"] == "recent"
-        for item in block["items"]
+        for item in manifest_items(block)
         if item["type"] == "message" and item["seq"] is not None
     ]
     if recent:

@@ -1,5 +1,7 @@
 """Every context is stored as a snapshot: re-rendered on demand, listed, compared."""
 
+from apps.context.models import ContextSnapshot
+from apps.context.snapshots import manifest_items
 from apps.episodic.models import MemoryEntry
 from tests.context.conftest import block, context, talk
 
@@ -72,6 +74,49 @@ def test_a_diff_says_which_items_entered_left_or_changed(alice, remember, config
     assert body["entered"][0]["id"] == entry["id"]
     assert [(i["block"], i["seq"]) for i in body["left"]] == [("recent", 1)]
     assert body["changed"] == []
+
+
+def test_the_manifest_lists_each_blocks_items_column_by_column(alice, remember):
+    remember(alice, "Ann's boiler was serviced")
+    thread = alice.new_thread(resource_id="ann")
+    talk(alice, thread["id"], "boiler?", "serviced")
+    given = context(alice, thread["id"], query="boiler")
+
+    stored = ContextSnapshot.objects.get(pk=given["context_id"]).manifest["blocks"]
+
+    memory = next(b for b in stored if b["name"] == "memory")
+    entry_id = block(given, "memory")["items"][0]["id"]
+    assert (memory["type"], memory["id"]) == ("entry", [entry_id])
+    assert len(memory["hash"]) == len(memory["seq"]) == len(memory["score"]) == 1
+    for stored_block, answered in zip(stored, given["blocks"], strict=True):
+        items = [
+            {k: i[k] for k in ("type", "id", "seq", "score")} for i in manifest_items(stored_block)
+        ]
+        assert items == answered["items"]
+
+
+def test_a_snapshot_stored_with_one_dict_per_item_still_replays_and_diffs(
+    alice, remember, configure
+):
+    configure(alice, context_strategy="none", recent_window=2)
+    remember(alice, "Ann's boiler was serviced")
+    thread = alice.new_thread(resource_id="ann")
+    talk(alice, thread["id"], "boiler?", "serviced")
+    given = context(alice, thread["id"], query="boiler")
+    snapshot = ContextSnapshot.objects.get(pk=given["context_id"])
+    snapshot.manifest["blocks"] = [  # the layout before columns
+        {"name": b["name"], "items": manifest_items(b)} for b in snapshot.manifest["blocks"]
+    ]
+    snapshot.save()
+    talk(alice, thread["id"], "and now?")
+    later = context(alice, thread["id"], query="boiler")
+
+    replay = _read(alice, given["context_id"])
+    diff = alice.get(f"/api/v1/contexts/{given['context_id']}/diff/{later['context_id']}")
+
+    assert replay.status_code == 200 and replay.json() == given
+    assert [(i["block"], i["seq"]) for i in diff.json()["entered"]] == [("recent", 3)]
+    assert [(i["block"], i["seq"]) for i in diff.json()["left"]] == [("recent", 1)]
 
 
 def test_other_agents_snapshots_answer_404(alice, bob, carol):
