@@ -14,10 +14,16 @@ order alternating, so drift hits both alike. The data is a database a benchmark 
 Queries are one to three words drawn (seeded) from the stored texts. Both checkouts must share
 the database's schema (no migration between them). Each answer must be 200.
 
+Without --a, checkout B alone serves the kept database (one server, as the benchmarks run it):
+a benchmark's figure again without loading its data again. Two servers side by side measure
+both a little slower than one alone.
+
 Run it:
     .venv/bin/python bench/ab.py --a ../before --case context \\
         --database postgres://postgres@127.0.0.1:5432/memory_console_bench_context
     .venv/bin/python bench/ab.py --a ../before --case context --data-dir /tmp/mc-bench-xyz
+    .venv/bin/python bench/ab.py --case thread-search \
+        --database postgres://postgres@127.0.0.1:5432/memory_console_bench_search
 """
 
 import argparse
@@ -86,7 +92,9 @@ def request(case: str, thread: str, query: str) -> tuple[str, dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--a", type=Path, required=True, help="checkout A (e.g. before)")
+    parser.add_argument(
+        "--a", type=Path, help="checkout A (e.g. before); without it, B alone is measured"
+    )
     parser.add_argument("--b", type=Path, default=ROOT, help="checkout B (default: this one)")
     parser.add_argument("--case", choices=sorted(CASES), default="context")
     parser.add_argument("--database", help="PostgreSQL URL of the kept database")
@@ -120,12 +128,12 @@ def main() -> None:
         for _ in range(WARMUP + args.queries)
     ]
     with ExitStack() as stack:
-        sides = {
-            "A": Api(serve(stack, args.a, env, args.port), key),
-            "B": Api(serve(stack, args.b, env, args.port + 1), key),
-        }
+        sides = {"B": Api(serve(stack, args.b, env, args.port + 1), key)}
+        if args.a:
+            sides["A"] = Api(serve(stack, args.a, env, args.port), key)
         sessions = {side: api.session() for side, api in sides.items()}
-        latencies: dict[str, list[float]] = {"A": [], "B": []}
+        latencies: dict[str, list[float]] = {side: [] for side in sides}
+        order = sorted(sides)
 
         def send(side: str, query: str) -> float:
             path, body = request(args.case, found["thread"], query)
@@ -136,18 +144,18 @@ def main() -> None:
             return elapsed
 
         for query in queries[:WARMUP]:
-            send("A", query)
-            send("B", query)
+            for side in order:
+                send(side, query)
         for index, query in enumerate(queries[WARMUP:]):
-            for side in ("A", "B") if index % 2 == 0 else ("B", "A"):
+            for side in order if index % 2 == 0 else order[::-1]:
                 latencies[side].append(send(side, query))
-        floor = http_floor(sides["A"].base_url, 100)
+        floor = http_floor(sides["B"].base_url, 100)
     print(
         f"A/B, {args.case} on {'PostgreSQL' if args.database else 'SQLite'}, {args.queries} "
-        f"queries each, alternating; latencies in ms"
+        f"queries each{', alternating' if args.a else ''}; latencies in ms"
     )
-    for side, checkout in (("A", args.a), ("B", args.b)):
-        values = latencies[side]
+    for side in order:
+        values, checkout = latencies[side], getattr(args, side.lower())
         print(
             f"{side} {checkout}: p50 {percentile(values, 50):.1f}  p95 {percentile(values, 95):.1f}"
             f"  p99 {percentile(values, 99):.1f}  mean {mean(values):.1f}"
