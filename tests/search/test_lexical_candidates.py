@@ -104,13 +104,14 @@ def test_a_common_term_brings_the_scopes_newest_matches(world, strategy, name):
     assert sorted(c.item_id for c in found) == ids[-PER_TERM:]
 
 
-def test_a_short_list_reads_twice_its_length_of_each_terms_matches(db, strategy):
+def test_a_short_list_reads_as_many_of_each_terms_matches(db, strategy):
     project, _ = project_get_or_create(slug="short")
     agent, _ = agent_get_or_create(project=project, slug="agent")
     thread, _ = thread_resolve_or_create(agent=agent, resource_id="user-1")
-    # The 4 oldest matches outscore the 6 newest (the word thrice in a short text), so they
-    # would lead any list drawn from PER_TERM (10) matches.
-    texts = ["alpha alpha alpha"] * 4 + ["alpha and a long report of other things"] * 6
+    # Three matches just before the 3 newest outscore all the others (the word thrice in a
+    # short text), so they would lead any list drawn from more than the 3 newest matches.
+    weak = "alpha and a long report of other things"
+    texts = [weak] * 4 + ["alpha alpha alpha"] * 3 + [weak] * 3
     rows = SearchItem.objects.bulk_create(
         SearchItem(
             kind="message",
@@ -124,12 +125,12 @@ def test_a_short_list_reads_twice_its_length_of_each_terms_matches(db, strategy)
     )
     scope = Scope(kind="message", project_id=project.id, agent_id=agent.id, thread_id=thread.id)
 
-    wide = backend().lexical_candidates(scope, ["alpha"], limit=5)
+    wide = backend().lexical_candidates(scope, ["alpha"], limit=20)
     short = backend().lexical_candidates(scope, ["alpha"], limit=3)
 
-    assert {c.item_id for c in wide[:4]} == {row.id for row in rows[:4]}
-    # Three asked for: each term reads its 6 newest matches, not PER_TERM.
-    assert {c.item_id for c in short} <= {row.id for row in rows[4:]}
+    assert {c.item_id for c in wide[:3]} == {row.id for row in rows[4:7]}
+    # Three asked for: each term reads its 3 newest matches, not PER_TERM (10).
+    assert {c.item_id for c in short} == {row.id for row in rows[-3:]}
 
 
 def test_a_term_missing_from_the_scope_finds_nothing(world, strategy):

@@ -92,14 +92,14 @@ def epoch_seconds(column: str) -> str:
 def matches_per_term(limit: int) -> int:
     """Return how many of each query word's newest matches a search reads for limit candidates.
 
-    SEARCH_LEXICAL_CANDIDATES, or twice the candidates asked for when that is fewer: scoring
-    needs a word's matches to judge its weight and the items that hold several words, not more
-    than twice the list it returns. In a scope too large to read whole, a common word's newest
-    matches are found by walking the scope newest first, at a cost linear in their number
-    (bench/context.py, PostgreSQL: knowledge's 100,000 chunks took 13-23 ms for two common words
-    at 200 each).
+    As many as the candidates asked for, at most SEARCH_LEXICAL_CANDIDATES. In a scope too large
+    to read whole, a common word's newest matches are found by walking the scope newest first,
+    at a cost linear in their number: knowledge's 100,000 chunks took 13-23 ms for two common
+    words at 200 each (bench/context.py, PostgreSQL), where a context asks for 50 candidates.
+    On the multi-session set (bench/retrieval.py), 50 matches per word instead of 200 moved
+    recall@10 by one question of 166 or less either way, on both backends.
     """
-    return max(1, min(settings.SEARCH_LEXICAL_CANDIDATES, 2 * limit))
+    return max(1, min(settings.SEARCH_LEXICAL_CANDIDATES, limit))
 
 
 # How many rows a scope has, or how often a word occurs, only chooses between ways of reading
