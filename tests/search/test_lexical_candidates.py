@@ -167,3 +167,22 @@ def test_the_walks_planner_settings_do_not_outlast_it(world, strategy):
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('enable_sort'), current_setting('enable_seqscan')")
         assert cursor.fetchone() == ("on", "on")
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's sample of a scope")
+def test_the_sample_reads_four_times_the_quota_of_newest_items(world, settings):
+    settings.SEARCH_LEXICAL_SAMPLE, settings.SEARCH_LEXICAL_WALK = 1000, 10
+    settings.SEARCH_LEXICAL_SCAN, settings.SEARCH_LEXICAL_CANDIDATES = 0, PER_TERM
+    scope, ids = world["knowledge base"]
+    limits = []
+
+    def sample_limit(execute, sql, params, many, context):
+        if "count(*) OVER ()" in sql:
+            limits.append(params[-2])  # the sample's LIMIT, before the words' tsquery
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(sample_limit):
+        found = backend().lexical_candidates(scope, ["alpha"], limit=2)
+
+    assert limits == [8]  # a quota of 2 matches, 4 times over
+    assert {c.item_id for c in found} == set(ids[-2:])
