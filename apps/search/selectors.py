@@ -508,7 +508,8 @@ def _add_ranges(hits: list[Hit], before: int, after: int) -> None:
     for thread_id, seqs in wanted.items():
         if seqs:
             condition |= Q(thread_id=thread_id, seq__in=sorted(seqs))
-    rows = _Message.objects.filter(condition).values(*_RANGE_FIELDS, "created_at")
+    # Unordered: the rows are looked up by (thread, seq), so Message's ordering would only sort.
+    rows = _Message.objects.filter(condition).order_by().values(*_RANGE_FIELDS, "created_at")
     by_key = {(row.pop("thread_id"), row["seq"]): ContextMessage(**row) for row in rows}
     shown = {(hit.thread_id, hit.seq) for hit in hits}
     for hit in hits:

@@ -1,4 +1,5 @@
 import pytest
+from django.db import connection
 from rest_framework.renderers import JSONRenderer
 
 from apps.api.renderers import OrjsonRenderer
@@ -328,3 +329,21 @@ def test_results_are_what_the_result_serializer_gives(alice):
     ours = OrjsonRenderer().render([result_json(hit) for hit in found.hits])
     schema = JSONRenderer().render(SearchResultSerializer(found.hits, many=True).data)
     assert ours == schema
+
+
+def test_the_thread_is_looked_up_only_when_no_message_hit_proves_it_the_agents(alice):
+    thread = _conversation(alice, ["the harbour crane is down", "lunch"])
+    queries = []
+
+    def record(execute, sql, params, many, context):
+        queries.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        found = _search(alice, query="harbour crane", thread_id=thread["id"])
+        lookups = sum('FROM "threads_thread"' in sql for sql in queries)
+        nothing = _search(alice, query="zeppelin", thread_id=thread["id"])
+
+    assert [hit["seq"] for hit in found] == [1] and lookups == 0
+    assert nothing == []
+    assert sum('FROM "threads_thread"' in sql for sql in queries) == 1
