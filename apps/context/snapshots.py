@@ -61,7 +61,7 @@ def snapshot_store(
         manifest={"blocks": manifest_blocks, "warnings": warnings},
     )
     # A new context's pieces are the manifest's: its items need no comparison with the rows.
-    rendered = _rendered(snapshot, blocks, items=items)
+    rendered = _rendered(snapshot, blocks, items)
     snapshot.tokens = rendered["tokens"]
     snapshot.save()
     return _answer(snapshot, rendered)
@@ -115,11 +115,6 @@ def shown_blocks(blocks: dict[str, list[Piece]]) -> list[str]:
     return names
 
 
-def context_answer(*, snapshot: ContextSnapshot, blocks: dict[str, list[Piece]]) -> dict:
-    """Return the API's answer for a snapshot whose pieces are given, block by block."""
-    return _answer(snapshot, _rendered(snapshot, blocks))
-
-
 def _answer(snapshot: ContextSnapshot, rendered: dict) -> dict:
     thread = snapshot.thread
     return {
@@ -138,16 +133,12 @@ def _answer(snapshot: ContextSnapshot, rendered: dict) -> dict:
 
 
 def _rendered(
-    snapshot: ContextSnapshot,
-    blocks: dict[str, list[Piece]],
-    items: dict[str, list[dict]] | None = None,
+    snapshot: ContextSnapshot, blocks: dict[str, list[Piece]], items: dict[str, list[dict]]
 ) -> dict:
-    """Render the snapshot's blocks from their pieces; items, when given, are each block's
-    answer items as they stand (else the manifest's, flagged against the pieces)."""
+    """Render the blocks the items list (in the answer's order) from their pieces."""
     now = snapshot.assembled_at
     out, texts, messages, total = [], [], [], 0
-    for entry in snapshot.manifest["blocks"]:
-        name = entry["name"]
+    for name in items:
         pieces = blocks.get(name, [])
         # Token counts are additive across lines, so a block's count is its pieces' (each
         # counted once, during trimming for a new context) plus its tags.
@@ -165,9 +156,7 @@ def _rendered(
                 "name": name,
                 "tokens": tokens,
                 "text": text,
-                "items": items[name]
-                if items is not None
-                else _items(manifest_items(entry), pieces),
+                "items": items[name],
             }
         )
     return {
@@ -208,32 +197,36 @@ def snapshot_list(*, thread):
 
 def snapshot_replay(*, snapshot: ContextSnapshot) -> dict:
     """Re-render a stored context from the rows it named, flagging what changed since."""
-    return context_answer(snapshot=snapshot, blocks=_reload(snapshot))
+    listed = {block["name"]: manifest_items(block) for block in snapshot.manifest["blocks"]}
+    blocks = _reload(snapshot, listed)
+    items = {name: _items(stored, blocks.get(name, [])) for name, stored in listed.items()}
+    return _answer(snapshot, _rendered(snapshot, blocks, items))
 
 
-def _reload(snapshot: ContextSnapshot) -> dict[str, list[Piece]]:
-    """Load each manifest item's row as a piece again; a row that is gone is left out."""
+def _reload(snapshot: ContextSnapshot, listed: dict[str, list[dict]]) -> dict[str, list[Piece]]:
+    """Load each listed item's row as a piece again, block by block (the manifest's items by
+    block name); a row that is gone is left out."""
     wanted: dict[str, set[str]] = {}
-    for block in snapshot.manifest["blocks"]:
-        for item in manifest_items(block):
+    for stored in listed.values():
+        for item in stored:
             wanted.setdefault(item["type"], set()).add(item["id"])
     loaded: dict[str, dict[str, Piece]] = {
         kind: LOADERS[kind](snapshot, ids) for kind, ids in wanted.items()
     }
     blocks = {}
-    for block in snapshot.manifest["blocks"]:
+    for name, stored in listed.items():
         pieces = []
-        for item in manifest_items(block):
+        for item in stored:
             piece = loaded[item["type"]].get(item["id"])
             if piece is None:
                 continue
-            if block["name"] == "recall":  # a recalled message shows as one line of text
+            if name == "recall":  # a recalled message shows as one line of text
                 piece = recall_piece(
                     id=piece.id, seq=piece.seq, content=piece.content, **piece.extra
                 )
             piece.score = item["score"]
             pieces.append(piece)
-        blocks[block["name"]] = pieces
+        blocks[name] = pieces
     return blocks
 
 
