@@ -44,9 +44,6 @@ TRIM_ORDER = (
     "recent",
     "user_profile",
 )
-# Blocks that trimming reaches only after memory and knowledge: when they alone take the whole
-# budget, entries and knowledge would all be left out, so they are not searched for.
-KEPT_BEFORE_SEARCH = TRIM_ORDER[TRIM_ORDER.index("memory") + 1 :]
 # Blocks trimmed from their start (oldest first); the others lose their lowest-ranked pieces.
 TRIM_OLDEST_FIRST = {"observations", "recent"}
 # The most messages a context reads after what observations or a summary cover: far more than
@@ -132,17 +129,9 @@ def _collect(agent, thread, query: str, config, max_tokens: int, now) -> Assembl
             recent = message_tail(thread=thread, after_seq=0, limit=window)
     window_start = recent[0].seq if recent else thread.last_seq + 1
     blocks["recent"] = [message_piece(message) for message in recent]
-    taken = sum(block_tokens(name, blocks[name], now) for name in KEPT_BEFORE_SEARCH)
-    if taken >= max_tokens:
+    if _no_room_for("memory", blocks, max_tokens, now):
         for name in ("memory", "knowledge", "notes", "recall"):
-            warnings.append(
-                {
-                    "code": "trimmed",
-                    "block": name,
-                    "message": f"{name} not searched: the other blocks take all of max_tokens "
-                    f"({max_tokens}).",
-                }
-            )
+            warnings.append(_not_searched(name, max_tokens))
         return Assembly(blocks=blocks, warnings=warnings)
     embedding = query_embed(project_id=agent.project_id, query=query)
     if embedding.failed:
@@ -156,8 +145,32 @@ def _collect(agent, thread, query: str, config, max_tokens: int, now) -> Assembl
     if query:
         blocks.update(_ranked(agent, thread, query, config, embedding))
     if query and config["semantic_recall_enabled"] and config["semantic_recall_top_k"]:
-        blocks["recall"] = _recall(agent, thread, query, config, embedding, window_start)
+        if _no_room_for("recall", blocks, max_tokens, now):
+            warnings.append(_not_searched("recall", max_tokens))
+        else:
+            blocks["recall"] = _recall(agent, thread, query, config, embedding, window_start)
     return Assembly(blocks=blocks, warnings=warnings)
+
+
+def _no_room_for(name: str, blocks: dict[str, list[Piece]], max_tokens: int, now) -> bool:
+    """Whether the blocks that trimming reaches after this one already take all of max_tokens.
+
+    Then trimming would leave every piece of it out, so it is not searched for. A long thread's
+    observations alone can fill the budget, and recall, trimmed first, would be thrown away
+    whole: searching it took half of such a context's time (bench/context.py, semantic recall).
+    """
+    later = TRIM_ORDER[TRIM_ORDER.index(name) + 1 :]
+    return sum(block_tokens(later_name, blocks[later_name], now) for later_name in later) >= (
+        max_tokens
+    )
+
+
+def _not_searched(name: str, max_tokens: int) -> dict:
+    return {
+        "code": "trimmed",
+        "block": name,
+        "message": f"{name} not searched: the other blocks take all of max_tokens ({max_tokens}).",
+    }
 
 
 def _ranked(agent, thread, query, config, embedding) -> dict[str, list[Piece]]:

@@ -1,6 +1,7 @@
 """What each block holds, the settings that shape it, and that stored text stays in its block."""
 
 import pytest
+from django.db import connection
 
 from apps.jobs.services import job_run_pending
 from tests.context.conftest import block, context, talk
@@ -157,6 +158,53 @@ def test_over_budget_recall_goes_first_and_the_recent_window_last(alice, remembe
     assert tiny["tokens"] <= 200
     assert {w["block"] for w in tiny["warnings"]} >= {"recall", "memory"}
     assert tiny["messages"] and tiny["messages"][-1]["content"] == "it is a museum"
+
+
+def test_recall_is_not_searched_when_the_other_blocks_fill_the_budget(alice, remember, configure):
+    remember(alice, "the lighthouse keeper story")
+    configure(alice, context_strategy="none", semantic_recall_enabled=True, recent_window=4)
+    thread = alice.new_thread(resource_id="ann")
+    talk(
+        alice,
+        thread["id"],
+        *[f"lighthouse keeper part {n} " + "words " * 60 for n in range(8)],
+        "and the lighthouse now?",
+        "it is a museum",
+    )
+    full = context(alice, thread["id"], query="lighthouse keeper")
+    others = full["tokens"] - block(full, "recall")["tokens"]
+    assert block(full, "recall")["items"]
+
+    def statements(max_tokens):
+        sql = []
+
+        def record(execute, query, params, many, context_):
+            sql.append(query)
+            return execute(query, params, many, context_)
+
+        with connection.execute_wrapper(record):
+            answer = context(alice, thread["id"], query="lighthouse keeper", max_tokens=max_tokens)
+        return answer, len(sql)
+
+    filled, filled_statements = statements(others)
+    room, room_statements = statements(others + 5)
+
+    assert filled["warnings"] == [
+        {
+            "code": "trimmed",
+            "block": "recall",
+            "message": f"recall not searched: the other blocks take all of max_tokens ({others}).",
+        }
+    ]
+    assert filled["tokens"] == others
+    assert [b for b in filled["blocks"] if b["name"] != "recall"] == [
+        b for b in full["blocks"] if b["name"] != "recall"
+    ]
+    assert filled["messages"] == full["messages"]
+    # With five tokens to spare the thread's messages are searched (and then trimmed).
+    assert [w["block"] for w in room["warnings"]] == ["recall"]
+    assert "left out" in room["warnings"][0]["message"]
+    assert filled_statements < room_statements
 
 
 def test_stored_text_can_never_close_its_block_or_open_another(alice, remember, configure):
