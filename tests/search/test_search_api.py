@@ -77,6 +77,36 @@ def test_the_default_range_comes_from_config(alice):
     assert [m["seq"] for m in hit["context"]["after"]] == [5]
 
 
+def test_hits_of_several_threads_and_their_ranges_are_read_in_one_statement(alice):
+    one = _conversation(alice, ["a", "b", "the kiln cracked", "c", "d"])
+    two = _conversation(alice, ["x", "kiln repaired", "y"])
+    queries = []
+
+    def record(execute, sql, params, many, context):
+        queries.append(sql)
+        return execute(sql, params, many, context)
+
+    def search(before, after):
+        queries.clear()
+        with connection.execute_wrapper(record):
+            results = _search(alice, query="kiln", message_range={"before": before, "after": after})
+        stretches = {
+            (r["thread_id"], r["seq"]): (
+                [m["content"] for m in r["context"]["before"]],
+                [m["content"] for m in r["context"]["after"]],
+            )
+            for r in results
+        }
+        return stretches, sum("threads_message" in sql for sql in queries)
+
+    bare, bare_reads = search(0, 0)
+    wide, wide_reads = search(5, 5)
+
+    assert bare == {(one["id"], 3): ([], []), (two["id"], 2): ([], [])}
+    assert wide == {(one["id"], 3): (["a", "b"], ["c", "d"]), (two["id"], 2): (["x"], ["y"])}
+    assert wide_reads == bare_reads  # the ranges come in the hits' own statement
+
+
 SECRET = "the vault code is orange-42"
 
 
