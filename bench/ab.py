@@ -9,7 +9,9 @@ order alternating, so drift hits both alike. The data is a database a benchmark 
   /api/v1/threads/{id}/context on its thread, with the agent's semantic_recall_enabled set off or
   on; the setting stays so in the kept database);
 - `--case thread-search`: bench/search.py --keep (POST /api/v1/search with thread_id on its
-  thread, top_k 10).
+  thread, top_k 10);
+- `--case project-search`: bench/search.py --keep (POST /api/v1/search over all messages of its
+  large project, 1M on PostgreSQL, top_k 10).
 
 Queries are one to three words drawn (seeded) from the stored texts. Both checkouts must share
 the database's schema (no migration between them). Each answer must be 200.
@@ -43,7 +45,12 @@ from common import ROOT, Api, expect_status, gunicorn, http_floor, percentile, v
 
 # Each case: the kept benchmark's project, and the thread and words it reads (Django code run
 # in checkout B, printing JSON).
-CASES = {"context": "context", "context-recall": "context", "thread-search": "hybrid"}
+CASES = {
+    "context": "context",
+    "context-recall": "context",
+    "thread-search": "hybrid",
+    "project-search": "large",
+}
 AGENT = "bench"
 WARMUP = 20
 FIND = """
@@ -58,9 +65,9 @@ thread = Thread.objects.filter(agent__project__slug=PROJECT).order_by("-last_seq
 if RECALL is not None:
     changes = {"semantic_recall_enabled": RECALL}
     config_update(agent=thread.agent, changes=changes, changed_by="bench/ab.py")
-kinds = ["message"] if PROJECT == "hybrid" else ["chunk", "entry"]
+kinds = ["chunk", "entry"] if PROJECT == "context" else ["message"]
 items = SearchItem.objects.filter(kind__in=kinds, project=thread.agent.project_id)
-if PROJECT == "hybrid":
+if PROJECT != "context":
     items = items.filter(thread=thread)
 words = set()
 for text in items.order_by("id").values_list("content", flat=True)[::97][:200]:
@@ -87,6 +94,8 @@ def request(case: str, thread: str, query: str) -> tuple[str, dict]:
     """Return the path and body of one query of the case."""
     if case == "thread-search":
         return "/api/v1/search", {"query": query, "thread_id": thread, "top_k": 10}
+    if case == "project-search":
+        return "/api/v1/search", {"query": query, "top_k": 10}
     return f"/api/v1/threads/{thread}/context", {"query": query, "max_tokens": 32_000}
 
 
