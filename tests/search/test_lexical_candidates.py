@@ -186,3 +186,43 @@ def test_the_sample_reads_four_times_the_quota_of_newest_items(world, settings):
 
     assert limits == [8]  # a quota of 2 matches, 4 times over
     assert {c.item_id for c in found} == set(ids[-2:])
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's ways to a word")
+def test_a_word_seen_once_in_the_sample_is_not_walked_for_when_it_is_rare(db, settings):
+    # A scope larger than SEARCH_LEXICAL_WALK, so it is sampled; the word's one match in the
+    # sample puts the missing nine at 180 items of walk, more than the sample's 20.
+    settings.SEARCH_LEXICAL_SAMPLE, settings.SEARCH_LEXICAL_WALK = 20, 250
+    settings.SEARCH_LEXICAL_SCAN, settings.SEARCH_LEXICAL_CANDIDATES = 0, PER_TERM
+    project, _ = project_get_or_create(slug="rare")
+    kb = knowledge_base_get_or_create(project=project, slug="manual", actor="test")
+    texts = [f"alpha report {n}" for n in range(300)]
+    texts[5] += " quokka"
+    texts[-1] += " quokka"
+    rows = SearchItem.objects.bulk_create(
+        SearchItem(
+            kind="chunk",
+            project_id=project.id,
+            knowledge_base_id=kb.id,
+            content=text,
+            created_at=timezone.now(),
+        )  # fmt: skip
+        for text in texts
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE search_searchitem")
+    statements = []
+
+    def record(execute, sql, params, many, context):
+        statements.append(sql)
+        return execute(sql, params, many, context)
+
+    scope = Scope(kind="chunk", project_id=project.id, knowledge_base_ids=(kb.id,))
+    with connection.execute_wrapper(record):
+        found = backend().lexical_candidates(scope, ["quokka"], limit=PER_TERM)
+
+    assert {c.item_id for c in found} == {rows[5].id, rows[-1].id}
+    # The planner was asked how common the word is, and its index read instead of a walk.
+    assert any(sql.startswith("EXPLAIN") for sql in statements)
+    assert not any("enable_bitmapscan" in sql for sql in statements)
+    assert any("WHERE si.tsv @@" in sql for sql in statements)

@@ -231,16 +231,19 @@ class _Query:
 
     def branches(self, cursor, found, walked: int, lowest: int):
         """Return the (SQL, args) that fetch each term's missing matches: walks, then others."""
-        walk = settings.SEARCH_LEXICAL_WALK
         walks, others = [], []
         for index, tsquery in enumerate(self.tsqueries):
             hits = sum(1 for match in found.values() if match.hits[index])
             missing = self.per_term - hits
             if missing <= 0:
                 continue
-            # How far a walk would go to find the missing matches, at the sample's rate.
+            # How far a walk would go to find the missing matches, at the sample's rate. A walk
+            # no longer than the sample costs about what asking the planner does; a longer one
+            # is taken only when the GIN index would read more. A word seen once in the sample
+            # may have no other match: walking 19,600 chunks for it took 35 ms, where the index
+            # held 3 (bench/context.py, knowledge of 100k chunks).
             distance = missing * walked / hits if hits else math.inf
-            if distance <= walk or distance <= _GIN_ROW_COST * _table_matches(cursor, tsquery):
+            if distance <= walked or distance <= _GIN_ROW_COST * _table_matches(cursor, tsquery):
                 walks.append(self._walk(tsquery, lowest, missing, distance))
             else:
                 others.append(self._from_index(tsquery, lowest, missing))
