@@ -133,17 +133,26 @@ def test_the_recall_range_settings_decide_the_messages_around_a_hit(
     assert sorted(item["seq"] for item in recall["items"]) == seqs
 
 
-def test_over_budget_recall_goes_first_and_the_recent_window_last(alice, remember, configure):
-    remember(alice, "the lighthouse keeper story " + "long detail " * 40)
-    configure(alice, context_strategy="none", semantic_recall_enabled=True, recent_window=2)
+def _lighthouse(alice, configure, *, recent_window: int, parts: int, words: int):
+    """A thread of `parts` long messages about a lighthouse keeper, then a short exchange,
+    with semantic recall on and no observations."""
+    configure(
+        alice, context_strategy="none", semantic_recall_enabled=True, recent_window=recent_window
+    )
     thread = alice.new_thread(resource_id="ann")
     talk(
         alice,
         thread["id"],
-        *[f"lighthouse keeper part {n} " + "words " * 30 for n in range(6)],
+        *[f"lighthouse keeper part {n} " + "words " * words for n in range(parts)],
         "and the lighthouse now?",
         "it is a museum",
     )
+    return thread
+
+
+def test_over_budget_recall_goes_first_and_the_recent_window_last(alice, remember, configure):
+    remember(alice, "the lighthouse keeper story " + "long detail " * 40)
+    thread = _lighthouse(alice, configure, recent_window=2, parts=6, words=30)
     full = context(alice, thread["id"], query="lighthouse keeper")
     assert block(full, "recall")["items"] and block(full, "memory")["items"]
 
@@ -162,15 +171,7 @@ def test_over_budget_recall_goes_first_and_the_recent_window_last(alice, remembe
 
 def test_recall_is_not_searched_when_the_other_blocks_fill_the_budget(alice, remember, configure):
     remember(alice, "the lighthouse keeper story")
-    configure(alice, context_strategy="none", semantic_recall_enabled=True, recent_window=4)
-    thread = alice.new_thread(resource_id="ann")
-    talk(
-        alice,
-        thread["id"],
-        *[f"lighthouse keeper part {n} " + "words " * 60 for n in range(8)],
-        "and the lighthouse now?",
-        "it is a museum",
-    )
+    thread = _lighthouse(alice, configure, recent_window=4, parts=8, words=60)
     full = context(alice, thread["id"], query="lighthouse keeper")
     others = full["tokens"] - block(full, "recall")["tokens"]
     assert block(full, "recall")["items"]
