@@ -90,13 +90,13 @@ def serve(stack: ExitStack, checkout: Path, env: dict, port: int) -> str:
     return stack.enter_context(gunicorn(env, port, checkout=checkout.resolve(), name=f"ab-{port}"))
 
 
-def request(case: str, thread: str, query: str) -> tuple[str, dict]:
+def request(case: str, thread: str, query: str, max_tokens: int) -> tuple[str, dict]:
     """Return the path and body of one query of the case."""
     if case == "thread-search":
         return "/api/v1/search", {"query": query, "thread_id": thread, "top_k": 10}
     if case == "project-search":
         return "/api/v1/search", {"query": query, "top_k": 10}
-    return f"/api/v1/threads/{thread}/context", {"query": query, "max_tokens": 32_000}
+    return f"/api/v1/threads/{thread}/context", {"query": query, "max_tokens": max_tokens}
 
 
 def main() -> None:
@@ -110,6 +110,9 @@ def main() -> None:
     parser.add_argument("--data-dir", help="the kept data directory (SQLite)")
     parser.add_argument("--queries", type=int, default=200, help="queries sent to each")
     parser.add_argument("--port", type=int, default=8801, help="A's port; B's is the next")
+    parser.add_argument(
+        "--max-tokens", type=int, default=32_000, help="the context cases' max_tokens"
+    )
     args = parser.parse_args()
     if bool(args.database) == bool(args.data_dir):
         parser.error("give one of --database (PostgreSQL) and --data-dir (SQLite)")
@@ -145,7 +148,7 @@ def main() -> None:
         order = sorted(sides)
 
         def send(side: str, query: str) -> float:
-            path, body = request(args.case, found["thread"], query)
+            path, body = request(args.case, found["thread"], query, args.max_tokens)
             started = time.perf_counter()
             response = sessions[side].post(f"{sides[side].base_url}{path}", json=body)
             elapsed = (time.perf_counter() - started) * 1000
