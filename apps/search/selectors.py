@@ -515,42 +515,46 @@ def _message_hits(winners: list[Fused], before: int, after: int) -> dict[int, Hi
     A message appears once across all ranges: not in a range when it is itself a hit, nor in
     a later (lower-ranked) hit's range when an earlier hit's range already holds it. The query
     starts from the winners' items and reads each one's stretch of its thread by the (thread,
-    seq) index; reading the hits, then their ranges, took two queries and twice the model rows
-    (2.0 + 1.9 ms of a 14 ms thread search, bench/search.py's full database, in-process).
+    seq) index, each message once however many stretches hold it (hits cluster: the
+    conversation step raises a strong hit's neighbours). Reading the hits, then their ranges,
+    took two queries and twice the model rows (2.0 + 1.9 ms of a 14 ms thread search,
+    bench/search.py's full database, in-process).
     """
     if not winners:
         return {}
     # SQLite's planner would otherwise start from threads_message; CROSS JOIN keeps the order.
     join = "JOIN" if connection.vendor == "postgresql" else "CROSS JOIN"
     marks = ", ".join(["%s"] * len(winners))
-    stretches = _Message.objects.raw(
+    # Grouped by the message's primary key, so its other columns may be selected as they are.
+    rows = _Message.objects.raw(
         f"""
-        SELECT m.*, s0.id AS hit_item_id, m0.seq AS hit_seq
+        SELECT m.*, max(CASE WHEN m.seq = m0.seq THEN s0.id END) AS hit_item_id
         FROM {SearchItem._meta.db_table} s0
         {join} {_Message._meta.db_table} m0 ON m0.id = s0.message_id
         {join} {_Message._meta.db_table} m
             ON m.thread_id = m0.thread_id AND m.seq BETWEEN m0.seq - %s AND m0.seq + %s
         WHERE s0.id IN ({marks})
+        GROUP BY m.id
         """,
         [before, after, *(entry.item_id for entry in winners)],
     )
-    around: dict[int, dict[int, object]] = {}  # item id of a hit -> its stretch by seq
-    hit_seqs: dict[int, int] = {}
-    for message in stretches:
-        around.setdefault(message.hit_item_id, {})[message.seq] = message
-        hit_seqs[message.hit_item_id] = message.hit_seq
-    hits: dict[int, Hit] = {}
-    for entry in winners:  # those not read are not messages, or were deleted meanwhile
-        if entry.item_id in around:
-            message = around[entry.item_id][hit_seqs[entry.item_id]]
-            hits[entry.item_id] = _message_hit(message, entry.score, entry.signals)
+    by_place, by_item = {}, {}
+    for message in rows:
+        by_place[(message.thread_id, message.seq)] = message
+        if message.hit_item_id is not None:
+            by_item[message.hit_item_id] = message
+    hits = {  # the winners not read are not messages, or were deleted meanwhile
+        entry.item_id: _message_hit(by_item[entry.item_id], entry.score, entry.signals)
+        for entry in winners
+        if entry.item_id in by_item
+    }
     shown = {(hit.thread_id, hit.seq) for hit in hits.values()}
-    for item_id, hit in hits.items():
-        stretch, ranges = around[item_id], []
+    for hit in hits.values():
+        ranges = []
         for seqs in (range(hit.seq - before, hit.seq), range(hit.seq + 1, hit.seq + after + 1)):
-            found = [stretch[seq] for seq in seqs if seq in stretch]
-            ranges.append([_context_message(m) for m in found if (m.thread_id, m.seq) not in shown])
-            shown.update((m.thread_id, m.seq) for m in found)
+            places = [(hit.thread_id, seq) for seq in seqs if (hit.thread_id, seq) in by_place]
+            ranges.append([_context_message(by_place[p]) for p in places if p not in shown])
+            shown.update(places)
         hit.context = MessageRange(before=ranges[0], after=ranges[1])
     return hits
 
