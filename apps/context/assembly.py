@@ -129,9 +129,9 @@ def _collect(agent, thread, query: str, config, max_tokens: int, now) -> Assembl
             recent = message_tail(thread=thread, after_seq=0, limit=window)
     window_start = recent[0].seq if recent else thread.last_seq + 1
     blocks["recent"] = [message_piece(message) for message in recent]
+    searched = _searched_blocks(query, config, window_start)
     if _no_room_for("memory", blocks, max_tokens, now):
-        for name in ("memory", "knowledge", "notes", "recall"):
-            warnings.append(_not_searched(name, max_tokens))
+        warnings += [_not_searched(name, max_tokens) for name in searched]
         return Assembly(blocks=blocks, warnings=warnings)
     embedding = query_embed(project_id=agent.project_id, query=query)
     if embedding.failed:
@@ -142,14 +142,32 @@ def _collect(agent, thread, query: str, config, max_tokens: int, now) -> Assembl
                 "full-text and recency only.",
             }
         )
-    if query:
-        blocks.update(_ranked(agent, thread, query, config, embedding))
-    if query and config["semantic_recall_enabled"] and config["semantic_recall_top_k"]:
+    blocks.update(_ranked(agent, thread, query, config, embedding, searched))
+    if "recall" in searched:
         if _no_room_for("recall", blocks, max_tokens, now):
             warnings.append(_not_searched("recall", max_tokens))
         else:
             blocks["recall"] = _recall(agent, thread, query, config, embedding, window_start)
     return Assembly(blocks=blocks, warnings=warnings)
+
+
+def _searched_blocks(query: str, config, window_start: int) -> list[str]:
+    """The blocks this context would search for, by the settings: those that can hold something.
+
+    Recall looks only before the recent window: when the window holds the whole thread there is
+    nothing to recall (and nothing to warn about leaving out).
+    """
+    if not query:
+        return []
+    wanted = {
+        "memory": config["episodic_auto_inject"] and config["episodic_auto_inject_top_k"],
+        "knowledge": config["knowledge_top_k"],
+        "notes": config["notes_top_k"],
+        "recall": config["semantic_recall_enabled"]
+        and config["semantic_recall_top_k"]
+        and window_start > 1,
+    }
+    return [name for name, on in wanted.items() if on]
 
 
 def _no_room_for(name: str, blocks: dict[str, list[Piece]], max_tokens: int, now) -> bool:
@@ -173,8 +191,8 @@ def _not_searched(name: str, max_tokens: int) -> dict:
     }
 
 
-def _ranked(agent, thread, query, config, embedding) -> dict[str, list[Piece]]:
-    """The blocks ranked for the query, each with its own top_k setting:
+def _ranked(agent, thread, query, config, embedding, searched) -> dict[str, list[Piece]]:
+    """The blocks ranked for the query (those of `searched`), each with its own top_k setting:
 
     - memory: approved entries of this agent and end user (episodic_auto_inject_top_k, when
       episodic_auto_inject is on);
@@ -183,14 +201,14 @@ def _ranked(agent, thread, query, config, embedding) -> dict[str, list[Piece]]:
       whole markdown page, so it is small by default, 3).
     """
     top_k = {}
-    if config["episodic_auto_inject"] and config["episodic_auto_inject_top_k"]:
+    if "memory" in searched:
         top_k[ItemKind.ENTRY] = config["episodic_auto_inject_top_k"]
     bases = ()
-    if config["knowledge_top_k"]:
+    if "knowledge" in searched:
         bases = tuple(knowledge_base_list(project=agent.project).values_list("id", flat=True))
         if bases:
             top_k[ItemKind.CHUNK] = config["knowledge_top_k"]
-    if config["notes_top_k"]:
+    if "notes" in searched:
         top_k[ItemKind.NOTE] = config["notes_top_k"]
     if not top_k:
         return {}

@@ -208,6 +208,19 @@ def test_recall_is_not_searched_when_the_other_blocks_fill_the_budget(alice, rem
     assert filled_statements < room_statements
 
 
+def test_a_thread_inside_its_recent_window_has_nothing_to_recall(alice, configure):
+    thread = _lighthouse(alice, configure, recent_window=20, parts=8, words=60)
+    full = context(alice, thread["id"], query="lighthouse keeper")
+
+    exact = context(alice, thread["id"], query="lighthouse keeper", max_tokens=full["tokens"])
+
+    assert not block(full, "recall")["items"] and full["warnings"] == []
+    # The other blocks fill the budget exactly: memory and knowledge are not searched (and say
+    # so), but recall had nothing before the window to leave out.
+    assert "recall" not in {w["block"] for w in exact["warnings"]}
+    assert "memory" in {w["block"] for w in exact["warnings"]}
+
+
 def test_stored_text_can_never_close_its_block_or_open_another(alice, remember, configure):
     remember(alice, f"router note {INJECTION}")
     alice.post("/api/v1/memory/upsert", {"content": f"router manual {INJECTION}", "namespace": "k"})
