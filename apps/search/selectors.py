@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from apps.memconfig.selectors import config_effective
 from apps.providers.embeddings import embedder_for
 from apps.providers.errors import EmbeddingError
 from apps.search.backends import backend
+from apps.search.backends.common import among, join_in_order
 from apps.search.conversation import with_conversation
 from apps.search.fusion import Fused, FusionWeights, fuse
 from apps.search.models import ItemKind, SearchItem
@@ -522,9 +522,8 @@ def _message_hits(winners: list[Fused], before: int, after: int) -> dict[int, Hi
     """
     if not winners:
         return {}
-    # SQLite's planner would otherwise start from threads_message; CROSS JOIN keeps the order.
-    join = "JOIN" if connection.vendor == "postgresql" else "CROSS JOIN"
-    marks = ", ".join(["%s"] * len(winners))
+    join = join_in_order()
+    chosen, ids = among("s0.id", [entry.item_id for entry in winners])
     # Grouped by the message's primary key, so its other columns may be selected as they are.
     rows = _Message.objects.raw(
         f"""
@@ -533,10 +532,10 @@ def _message_hits(winners: list[Fused], before: int, after: int) -> dict[int, Hi
         {join} {_Message._meta.db_table} m0 ON m0.id = s0.message_id
         {join} {_Message._meta.db_table} m
             ON m.thread_id = m0.thread_id AND m.seq BETWEEN m0.seq - %s AND m0.seq + %s
-        WHERE s0.id IN ({marks})
+        WHERE {chosen}
         GROUP BY m.id
         """,
-        [before, after, *(entry.item_id for entry in winners)],
+        [before, after, *ids],
     )
     by_place, by_item = {}, {}
     for message in rows:
