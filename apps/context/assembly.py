@@ -130,6 +130,8 @@ def _collect(agent, thread, query: str, config, max_tokens: int, now) -> Assembl
     window_start = recent[0].seq if recent else thread.last_seq + 1
     blocks["recent"] = [message_piece(message) for message in recent]
     searched = _searched_blocks(query, config, window_start)
+    if not searched:  # nor is the query embedded
+        return Assembly(blocks=blocks, warnings=warnings)
     if _no_room_for("memory", blocks, max_tokens, now):
         warnings += [_not_searched(name, max_tokens) for name in searched]
         return Assembly(blocks=blocks, warnings=warnings)

@@ -84,3 +84,24 @@ def test_a_proposal_is_stored_without_similarity_dedupe_and_exact_copies_still_d
     assert stored.status_code == 201, stored.content
     assert stored.json()["duplicate_of"] is None
     assert len(server.bodies("/v1/embeddings")) == calls + 1  # only the near copy was embedded
+
+
+def test_a_context_that_searches_nothing_does_not_embed_its_query(alice, server):
+    def configure(**changes):
+        config_update(agent=alice.agent, changes=changes, changed_by="test")
+
+    configure(
+        episodic_auto_inject=False, knowledge_top_k=0, notes_top_k=0, semantic_recall_enabled=False
+    )
+    thread = alice.new_thread(resource_id="ann")
+    alice.append(thread["id"], {"role": "user", "content": "what rotates on monday?"})
+    embedded = len(server.bodies("/v1/embeddings"))
+    server.fail_next(1000, status=500)
+
+    quiet = _post_ok(alice, f"/api/v1/threads/{thread['id']}/context", {"query": "password"})
+    configure(knowledge_top_k=5)
+    searching = _post_ok(alice, f"/api/v1/threads/{thread['id']}/context", {"query": "password"})
+
+    assert quiet["warnings"] == []
+    assert [w["code"] for w in searching["warnings"]] == ["vectors_unavailable"]
+    assert len(server.bodies("/v1/embeddings")) == embedded + 1
