@@ -4,9 +4,12 @@ acme is a project with two agents, alice and bob; globex is another project with
 Alice is the usual caller; bob and carol are the outsiders whose data she must never see.
 """
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
+from django.db import connection
 from rest_framework.test import APIClient
 
 from apps.jobs.services import job_run_pending
@@ -52,6 +55,20 @@ class Actor:
         response = self.post(f"/api/v1/threads/{thread_id}/messages", {"messages": list(messages)})
         assert response.status_code in expect, response.content
         return response.json()["messages"]
+
+
+@contextmanager
+def recorded_sql() -> Iterator[list[str]]:
+    """Yield a list that receives the SQL of every statement run inside the block (each still
+    runs as usual)."""
+    statements: list[str] = []
+
+    def record(execute, sql, params, many, context):
+        statements.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        yield statements
 
 
 def make_actor(project_slug: str, agent_slug: str) -> Actor:

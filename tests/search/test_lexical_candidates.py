@@ -14,6 +14,7 @@ from apps.search.models import SearchItem
 from apps.search.scope import Scope
 from apps.tenancy.services import agent_get_or_create, project_get_or_create
 from apps.threads.services import thread_resolve_or_create
+from tests.conftest import recorded_sql
 
 MINE, OTHERS, PER_TERM = 30, 120, 10
 # PostgreSQL's ways to a term's matches (backends/postgres.py), by (SEARCH_LEXICAL_SAMPLE,
@@ -211,14 +212,8 @@ def test_a_word_seen_once_in_the_sample_is_not_walked_for_when_it_is_rare(db, se
     )
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE search_searchitem")
-    statements = []
-
-    def record(execute, sql, params, many, context):
-        statements.append(sql)
-        return execute(sql, params, many, context)
-
     scope = Scope(kind="chunk", project_id=project.id, knowledge_base_ids=(kb.id,))
-    with connection.execute_wrapper(record):
+    with recorded_sql() as statements:
         found = backend().lexical_candidates(scope, ["quokka"], limit=PER_TERM)
 
     assert {c.item_id for c in found} == {rows[5].id, rows[-1].id}

@@ -1,5 +1,4 @@
 import pytest
-from django.db import connection
 from rest_framework.renderers import JSONRenderer
 
 from apps.api.renderers import OrjsonRenderer
@@ -9,6 +8,7 @@ from apps.knowledge.selectors import knowledge_base_list
 from apps.memconfig.services import config_update
 from apps.search.selectors import search_for_agent
 from apps.threads.models import Message
+from tests.conftest import recorded_sql
 
 
 def _search(actor, **body):
@@ -80,15 +80,9 @@ def test_the_default_range_comes_from_config(alice):
 def test_hits_of_several_threads_and_their_ranges_are_read_in_one_statement(alice):
     one = _conversation(alice, ["a", "b", "the kiln cracked", "c", "d"])
     two = _conversation(alice, ["x", "kiln repaired", "y"])
-    queries = []
-
-    def record(execute, sql, params, many, context):
-        queries.append(sql)
-        return execute(sql, params, many, context)
 
     def search(before, after):
-        queries.clear()
-        with connection.execute_wrapper(record):
+        with recorded_sql() as queries:
             results = _search(alice, query="kiln", message_range={"before": before, "after": after})
         stretches = {
             (r["thread_id"], r["seq"]): (
@@ -363,13 +357,8 @@ def test_results_are_what_the_result_serializer_gives(alice):
 
 def test_the_thread_is_looked_up_only_when_no_message_hit_proves_it_the_agents(alice):
     thread = _conversation(alice, ["the harbour crane is down", "lunch"])
-    queries = []
 
-    def record(execute, sql, params, many, context):
-        queries.append(sql)
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(record):
+    with recorded_sql() as queries:
         found = _search(alice, query="harbour crane", thread_id=thread["id"])
         lookups = sum('FROM "threads_thread"' in sql for sql in queries)
         nothing = _search(alice, query="zeppelin", thread_id=thread["id"])
