@@ -57,6 +57,7 @@ SCRIPTS = [
     # In-process on SQLite only; its default 300 messages take seconds (60 write no observation).
     Script("observations", "sqlite", ()),
     Script("retrieval", "option", ("--quick",)),
+    Script("context_recall", "option", ("--quick", "--no-tune")),
     Script("fusion_by_kind", "option", ("--quick",)),
     Script("ingest_documents", "option", ("--pages", "5", "--markdown", "10")),
     Script("console_render", "option", ("--messages", "60", "--renders", "3")),

@@ -1,16 +1,19 @@
 """Assemble the context an agent sends to its model before a call.
 
-context_assemble() picks what each block holds, trims the whole to max_tokens by a fixed
-priority, renders it, and stores a snapshot of what it gave (see snapshots.py).
+context_assemble() plans the budget as shares of max_tokens (budget.py), gathers each block's
+candidates, grants each block its share plus what the others leave, fits each block's pieces
+into its grant, renders the whole and stores a snapshot of what it gave (see snapshots.py).
 """
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.utils import timezone
 
-from apps.context.render import Piece, block_tokens
+from apps.context.budget import FLOW_ORDER, Budget, budget_flow, budget_plan
+from apps.context.history import observations_choose, seq_ranges
+from apps.context.render import Piece, block_overhead, block_tokens, chat_message_tokens
 from apps.context.snapshots import (
     hit_piece,
     message_piece,
@@ -25,30 +28,39 @@ from apps.knowledge.selectors import knowledge_base_list
 from apps.memconfig.selectors import config_effective
 from apps.observations.selectors import summary_latest
 from apps.search.models import ItemKind
-from apps.search.selectors import query_embed, search_each_for_agent, search_for_agent
-from apps.threads.models import Role
-from apps.threads.selectors import message_latest, message_tail
-
-# Trimming takes pieces from these blocks first, and from the recent window and the user
-# profile last: what the agent was told about the user and what was just said matter most.
-# The oldest observations go before entries and knowledge: those are few (top_k each) and
-# chosen for this query, while a long thread's observations alone can fill any budget.
-TRIM_ORDER = (
-    "recall",
-    "observations",
-    "notes",
-    "knowledge",
-    "memory",
-    "summary",
-    "session_memory",
-    "recent",
-    "user_profile",
+from apps.search.query import query_terms
+from apps.search.selectors import (
+    query_embed,
+    search_each_for_agent,
+    search_for_agent,
+    similarity_floor,
 )
-# Blocks trimmed from their start (oldest first); the others lose their lowest-ranked pieces.
-TRIM_OLDEST_FIRST = {"observations", "recent"}
+from apps.threads.models import Role
+from apps.threads.selectors import message_latest, message_tail_within
+
 # The most messages a context reads after what observations or a summary cover: far more than
 # any budget keeps, while a thread whose memory is still catching up cannot make a request slow.
 MAX_TAIL_MESSAGES = 1000
+# Blocks whose pieces are ranked (best first) and fitted in that order.
+RANKED_BLOCKS = ("user_profile", "session_memory", "summary", "memory", "knowledge", "notes")
+
+
+@dataclass
+class Stretch:
+    """A recalled hit with the messages around it, in seq order (the hit among them)."""
+
+    hit: Piece
+    pieces: list[Piece]
+
+
+@dataclass
+class Candidates:
+    """Everything a context could show, per block, before the budget is applied."""
+
+    blocks: dict[str, list[Piece]]
+    recall: list[Stretch] = field(default_factory=list)
+    warnings: list[dict] = field(default_factory=list)
+    unread_observations: int = 0
 
 
 @dataclass
@@ -57,34 +69,46 @@ class Assembly:
 
     blocks: dict[str, list[Piece]]
     warnings: list[dict]
+    budget: Budget
 
 
 def context_assemble(*, agent, thread, query: str | None, max_tokens: int) -> dict:
     """Return the thread's context for the query within max_tokens, and store its snapshot.
 
-    1. The query defaults to the thread's latest user message.
-    2. Each block takes its pieces: profile and session memory, observations or the summary,
-       entries, knowledge and notes ranked for the query, recalled messages outside the recent
-       window, then the recent messages after what observations or the summary cover.
-    3. Over max_tokens, pieces leave by TRIM_ORDER; warnings say what was left out.
-    4. The snapshot keeps every piece's identity and hash; the answer is rendered from it.
+    1. The query defaults to the thread's latest user message (the answer says which).
+    2. Each block's share of max_tokens is planned from the settings (budget.py).
+    3. Each block gathers its candidates: profile and session memory, observations or the
+       summary, entries, knowledge and notes ranked for the query above the similarity floor,
+       the messages after what observations or the summary cover, and the thread's past
+       messages that match the query, each with the messages around it (recall).
+    4. Each block is granted its share, or less when it needs less; what is left flows on.
+    5. Each block fits its pieces into its grant; what is still left goes to the blocks that
+       have more to show. Warnings say what each block left out.
+    6. The snapshot keeps every piece's identity and hash; the answer is rendered from it.
     """
     now = timezone.now()
     config = config_effective(agent=agent)
+    source = "request"
     if query is None:
         latest = message_latest(thread=thread, role=Role.USER)
         query = latest.content if latest else ""
-    assembly = _collect(agent, thread, query, config, max_tokens, now)
-    _trim(assembly, max_tokens, now)
+        source = "latest_user_message" if latest else "none"
+    history = {"observational": "observations", "compaction": "summary"}.get(
+        config["context_strategy"], ""
+    )
+    candidates = _candidates(agent, thread, query, config, history, max_tokens)
+    assembly = _fit(candidates, config, query, max_tokens, history, now)
     return snapshot_store(
         agent=agent,
         thread=thread,
         query=query,
+        query_source=source,
         max_tokens=max_tokens,
         config_version=config_version(config.values),
         assembled_at=now,
         blocks=assembly.blocks,
         warnings=assembly.warnings,
+        budget=assembly.budget.rows(),
     )
 
 
@@ -94,50 +118,40 @@ def config_version(values: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def _collect(agent, thread, query: str, config, max_tokens: int, now) -> Assembly:
-    blocks: dict[str, list[Piece]] = {name: [] for name in TRIM_ORDER}
-    warnings: list[dict] = []
+def _candidates(agent, thread, query: str, config, history: str, max_tokens: int) -> Candidates:
+    found = Candidates(blocks={name: [] for name in FLOW_ORDER})
+    blocks = found.blocks
     blocks["user_profile"] = profile_pieces(agent, thread)
     blocks["session_memory"] = session_memory_pieces(thread)
-    strategy = config["context_strategy"]
     covered = 0  # the last seq that observations or a summary stand for
-    if strategy == "observational":
-        blocks["observations"], unread = observation_block(thread=thread, max_tokens=max_tokens)
+    if history == "observations":
+        blocks["observations"], found.unread_observations = observation_block(thread=thread)
         covered = blocks["observations"][-1].extra["last_seq"] if blocks["observations"] else 0
-        if unread:
-            warnings.append(
-                {
-                    "code": "trimmed",
-                    "block": "observations",
-                    "message": f"{unread} older observation(s) left out to fit max_tokens "
-                    f"({max_tokens}).",
-                }
-            )
-    elif strategy == "compaction":
+    elif history == "summary":
         summary = summary_latest(thread=thread)
         if summary is not None:
             blocks["summary"] = [summary_piece(summary)]
             covered = summary.covers_up_to_seq
-    # Every message that no observation or summary holds yet comes along (the budget trims the
-    # oldest first), and never fewer than the recent window; without either, just the window.
+    # The messages that no observation or summary holds yet are candidates, and never fewer
+    # than the recent window; without either, just the window. Only the newest that fit
+    # max_tokens are read: the budget could show no more.
     window = max(config["recent_window"], 0)
-    if strategy == "none":
-        recent = message_tail(thread=thread, after_seq=0, limit=window)
-    else:
-        recent = message_tail(thread=thread, after_seq=covered, limit=MAX_TAIL_MESSAGES)
-        if len(recent) < window:
-            recent = message_tail(thread=thread, after_seq=0, limit=window)
-    window_start = recent[0].seq if recent else thread.last_seq + 1
+    after = max(0, thread.last_seq - window)
+    if history:
+        after = min(covered, after)
+    recent = message_tail_within(
+        thread=thread, after_seq=after, max_tokens=max_tokens, limit=MAX_TAIL_MESSAGES
+    )
     blocks["recent"] = [message_piece(message) for message in recent]
+    # Recall looks before the recent window; what the budget keeps of older unobserved
+    # messages in the recent block is taken out of recall when the blocks are fitted.
+    window_start = max(1, thread.last_seq - window + 1)
     searched = _searched_blocks(query, config, window_start)
     if not searched:  # nor is the query embedded
-        return Assembly(blocks=blocks, warnings=warnings)
-    if _no_room_for("memory", blocks, max_tokens, now):
-        warnings += [_not_searched(name, max_tokens) for name in searched]
-        return Assembly(blocks=blocks, warnings=warnings)
+        return found
     embedding = query_embed(project_id=agent.project_id, query=query)
     if embedding.failed:
-        warnings.append(
+        found.warnings.append(
             {
                 "code": "vectors_unavailable",
                 "message": "The embedder failed: memory, knowledge and recall are ranked by "
@@ -146,18 +160,15 @@ def _collect(agent, thread, query: str, config, max_tokens: int, now) -> Assembl
         )
     blocks.update(_ranked(agent, thread, query, config, embedding, searched))
     if "recall" in searched:
-        if _no_room_for("recall", blocks, max_tokens, now):
-            warnings.append(_not_searched("recall", max_tokens))
-        else:
-            blocks["recall"] = _recall(agent, thread, query, config, embedding, window_start)
-    return Assembly(blocks=blocks, warnings=warnings)
+        found.recall = _recall(agent, thread, query, config, embedding, window_start)
+    return found
 
 
 def _searched_blocks(query: str, config, window_start: int) -> list[str]:
-    """The blocks this context would search for, by the settings: those that can hold something.
+    """The blocks this context searches for, by the settings: those that can hold something.
 
     Recall looks only before the recent window: when the window holds the whole thread there is
-    nothing to recall (and nothing to warn about leaving out).
+    nothing to recall.
     """
     if not query:
         return []
@@ -172,29 +183,9 @@ def _searched_blocks(query: str, config, window_start: int) -> list[str]:
     return [name for name, on in wanted.items() if on]
 
 
-def _no_room_for(name: str, blocks: dict[str, list[Piece]], max_tokens: int, now) -> bool:
-    """Whether the blocks that trimming reaches after this one already take all of max_tokens.
-
-    Then trimming would leave every piece of it out, so it is not searched for. A long thread's
-    observations alone can fill the budget, and recall, trimmed first, would be thrown away
-    whole: searching it took half of such a context's time (bench/context.py, semantic recall).
-    """
-    later = TRIM_ORDER[TRIM_ORDER.index(name) + 1 :]
-    return sum(block_tokens(later_name, blocks[later_name], now) for later_name in later) >= (
-        max_tokens
-    )
-
-
-def _not_searched(name: str, max_tokens: int) -> dict:
-    return {
-        "code": "trimmed",
-        "block": name,
-        "message": f"{name} not searched: the other blocks take all of max_tokens ({max_tokens}).",
-    }
-
-
 def _ranked(agent, thread, query, config, embedding, searched) -> dict[str, list[Piece]]:
-    """The blocks ranked for the query (those of `searched`), each with its own top_k setting:
+    """The blocks ranked for the query (those of `searched`), each with its own top_k setting
+    and the agent's similarity floor (search_min_similarity, as POST /search applies it):
 
     - memory: approved entries of this agent and end user (episodic_auto_inject_top_k, when
       episodic_auto_inject is on);
@@ -222,6 +213,7 @@ def _ranked(agent, thread, query, config, embedding, searched) -> dict[str, list
         without_resource=thread.resource_id is None,
         knowledge_base_ids=bases,
         embedding=embedding,
+        floor=similarity_floor(agent=agent, value=None),
     )
     return {
         block: [hit_piece(hit) for hit in found.get(kind, [])]
@@ -233,11 +225,12 @@ def _ranked(agent, thread, query, config, embedding, searched) -> dict[str, list
     }
 
 
-def _recall(agent, thread, query, config, embedding, window_start: int) -> list[Piece]:
-    """Past messages of the thread outside the recent window, each with the ones around it.
+def _recall(agent, thread, query, config, embedding, window_start: int) -> list[Stretch]:
+    """Past messages of the thread before the recent window that match the query, best first,
+    each with the messages around it (semantic_recall_range_before/after).
 
-    The recent window's own messages are left out, as hits and as range members: the model
-    sees them already. Hits are asked for beyond top_k so that enough remain after that.
+    A message shows once: in the best hit's stretch that holds it. Hits are asked for beyond
+    top_k so that enough remain after the recent window's own are set aside.
     """
     top_k = config["semantic_recall_top_k"]
     found = search_for_agent(
@@ -252,11 +245,10 @@ def _recall(agent, thread, query, config, embedding, window_start: int) -> list[
         ),
         embedding=embedding,
     )
-    pieces, shown = [], set()
-    hits = [hit for hit in found.hits if hit.seq < window_start][:top_k]
-    for hit in hits:
-        stretch = [*hit.context.before, hit, *hit.context.after]
-        for message in stretch:
+    stretches, shown = [], set()
+    for hit in [hit for hit in found.hits if hit.seq < window_start][:top_k]:
+        pieces = []
+        for message in [*hit.context.before, hit, *hit.context.after]:
             if message.seq >= window_start or message.seq in shown:
                 continue
             shown.add(message.seq)
@@ -269,37 +261,155 @@ def _recall(agent, thread, query, config, embedding, window_start: int) -> list[
                     name=message.name,
                     content=message.content,
                     payload=message.payload,
+                    created_at=message.created_at,
                     score=hit.score if message is hit else None,
                 )
             )
-    return pieces
+        stretches.append(Stretch(hit=next(p for p in pieces if p.seq == hit.seq), pieces=pieces))
+    return stretches
 
 
-def _trim(assembly: Assembly, max_tokens: int, now) -> None:
-    """Leave pieces out by TRIM_ORDER until the context fits max_tokens."""
-    blocks = assembly.blocks
-    sizes = {name: block_tokens(name, pieces, now) for name, pieces in blocks.items()}
-    total = sum(sizes.values())
-    for name in TRIM_ORDER:
-        pieces = blocks[name]
-        if total <= max_tokens or not pieces:
-            continue
-        # Drop pieces from the trimmed end, keeping a running count, until the rest fits.
-        order = pieces if name in TRIM_OLDEST_FIRST else pieces[::-1]
-        dropped, size = 0, sizes[name]
-        while total > max_tokens and dropped < len(order):
-            piece_tokens = order[dropped].tokens
-            dropped += 1
-            left = size - piece_tokens if dropped < len(order) else 0
-            total -= size - left
-            size = left
-        kept = order[dropped:]
-        blocks[name] = kept if name in TRIM_OLDEST_FIRST else kept[::-1]
-        assembly.warnings.append(
-            {
-                "code": "trimmed",
-                "block": name,
-                "message": f"{dropped} item(s) of {name} left out to fit max_tokens "
-                f"({max_tokens}).",
-            }
-        )
+def _fit(candidates: Candidates, config, query: str, max_tokens: int, history: str, now):
+    """Grant each block its share, fit its pieces, then hand what is left to the blocks that
+    have more to show (FLOW_ORDER)."""
+    blocks = candidates.blocks
+    for name, pieces in blocks.items():  # count every candidate's tokens once
+        block_tokens(name, pieces, now)
+    block_tokens("recall", [piece for s in candidates.recall for piece in s.pieces], now)
+    needs = {name: _size(name, pieces) for name, pieces in blocks.items()}
+    needs["recall"] = _size("recall", [p for s in candidates.recall for p in s.pieces])
+    newest = blocks["recent"][-1:]
+    planned = budget_plan(
+        config=config,
+        max_tokens=max_tokens,
+        history=history,
+        least={"recent": _size("recent", newest)},
+    )
+    budget = budget_flow(planned=planned, needs=needs, max_tokens=max_tokens)
+    terms = query_terms(query)
+    kept: dict[str, list[Piece]] = {}
+
+    def fit(name: str, grant: int) -> None:
+        if name == "recent":
+            kept[name] = _newest(blocks[name], grant)
+        elif name == "observations":
+            kept[name] = observations_choose(
+                blocks[name], grant=grant, overhead=block_overhead(name), terms=terms
+            )[0]
+        elif name == "recall":
+            kept[name] = _recalled(candidates.recall, grant, kept)
+        else:
+            kept[name] = _best(name, blocks[name], grant)
+        budget.used[name] = _size(name, kept[name])
+
+    # Recent first and observations next: recall leaves out what they already show.
+    for name in ("recent", "observations", *RANKED_BLOCKS, "recall"):
+        fit(name, budget.granted[name])
+    # A block that shows all it has passes on what it did not use; the blocks that have more
+    # to show take it in FLOW_ORDER. So Σ granted never exceeds max_tokens.
+    for name in FLOW_ORDER:
+        if budget.used[name] >= needs[name]:
+            budget.granted[name] = budget.used[name]
+    spare = max_tokens - sum(budget.granted.values())
+    for name in FLOW_ORDER:
+        if spare > 0 and budget.used[name] < needs[name]:
+            fit(name, budget.granted[name] + spare)
+            taken = max(0, budget.used[name] - budget.granted[name])
+            budget.granted[name] += taken
+            spare -= taken
+    if kept["recent"]:  # the recent block may have grown back over recalled messages
+        first = kept["recent"][0].seq
+        kept["recall"] = [piece for piece in kept["recall"] if piece.seq < first]
+        budget.used["recall"] = _size("recall", kept["recall"])
+    warnings = candidates.warnings + _left_out(candidates, kept, budget)
+    return Assembly(blocks=kept, warnings=warnings, budget=budget)
+
+
+def _size(name: str, pieces: list[Piece]) -> int:
+    if not pieces:
+        return 0
+    if name == "recent":
+        return sum(chat_message_tokens(piece) for piece in pieces)
+    return block_overhead(name) + sum(piece.tokens for piece in pieces)
+
+
+def _newest(pieces: list[Piece], grant: int) -> list[Piece]:
+    """The newest messages that fit grant, in order: the recent window has no gaps."""
+    total, start = 0, len(pieces)
+    while start > 0 and total + pieces[start - 1].tokens <= grant:
+        start -= 1
+        total += pieces[start].tokens
+    return pieces[start:]
+
+
+def _best(name: str, pieces: list[Piece], grant: int) -> list[Piece]:
+    """The pieces that fit grant, best first (a piece too large for what is left is passed)."""
+    room = grant - block_overhead(name)
+    kept = []
+    for piece in pieces:
+        if piece.tokens <= room:
+            kept.append(piece)
+            room -= piece.tokens
+    return kept
+
+
+def _recalled(stretches: list[Stretch], grant: int, kept: dict[str, list[Piece]]) -> list[Piece]:
+    """The recalled stretches that fit grant, best hit first, without what the recent block
+    shows or what a shown observation quotes word for word; a stretch too large for what is
+    left is tried as its hit alone."""
+    recent_start = kept["recent"][0].seq if kept["recent"] else None
+    quoted = "\n".join(piece.content for piece in kept.get("observations", []))
+    room = grant - block_overhead("recall")
+    out: list[Piece] = []
+    for stretch in stretches:
+        fresh = [
+            piece
+            for piece in stretch.pieces
+            if (recent_start is None or piece.seq < recent_start) and not _quoted(piece, quoted)
+        ]
+        size = sum(piece.tokens for piece in fresh)
+        if fresh and size <= room:
+            out += fresh
+            room -= size
+        elif stretch.hit in fresh and stretch.hit.tokens <= room:
+            out.append(stretch.hit)
+            room -= stretch.hit.tokens
+    return out
+
+
+def _quoted(piece: Piece, quoted: str) -> bool:
+    """Whether a shown observation holds the recalled message's words as they were said."""
+    said = piece.content.split(": ", 1)[-1]
+    return len(said) >= 20 and said in quoted
+
+
+def _left_out(candidates: Candidates, kept: dict[str, list[Piece]], budget: Budget) -> list:
+    """A warning per block that could not show all its candidates, saying what it was given."""
+    warnings = []
+    for name in FLOW_ORDER:
+        if name == "recall":
+            total = len(candidates.recall)
+            shown = {piece.seq for piece in kept["recall"]}
+            count = sum(1 for stretch in candidates.recall if stretch.hit.seq not in shown)
+            what = f"{count} of {total} recalled match(es)"
+        else:
+            shown_ids = {id(piece) for piece in kept[name]}
+            left = [p for p in candidates.blocks[name] if id(p) not in shown_ids]
+            count = len(left)
+            what = f"{count} item(s) of {name}"
+            if name == "observations" and left:
+                what += f" (messages {seq_ranges(left)})"
+        if name == "observations" and candidates.unread_observations:
+            count += candidates.unread_observations
+            what += f"; {candidates.unread_observations} older observation(s) not read"
+        if count:
+            warnings.append(
+                {
+                    "code": "trimmed",
+                    "block": name,
+                    "message": f"{what} left out: the block was granted "
+                    f"{budget.granted[name]} of max_tokens ({budget.max_tokens}), "
+                    f"{budget.planned[name]} planned.",
+                }
+            )
+    return warnings

@@ -10,11 +10,20 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
 from apps.providers.tokens import count_message_tokens, count_tokens
+
+_STEM_WORD = re.compile(r"[^\W_]+")
+STEM_CHARS = 5
+
+
+def stems(text: str) -> frozenset[str]:
+    """Return the distinct word stems of text: lower-cased, their first STEM_CHARS letters."""
+    return frozenset(word[:STEM_CHARS] for word in _STEM_WORD.findall(text.lower()))
+
 
 # The blocks in their fixed order, each with its tag; "recent" is the chat messages themselves.
 BLOCKS = (
@@ -50,6 +59,8 @@ class Piece:
     # Its rendered line, when that does not depend on the moment (observations, see
     # observation_piece); otherwise piece_line() renders it each time.
     line: str | None = None
+    # Its words' stems, for choosing observations by the query (history.py).
+    stems: frozenset[str] | None = None
 
 
 _ESCAPED = re.compile("[&<>]")
@@ -70,6 +81,13 @@ def age(then: datetime, now: datetime) -> str:
             return f"{count} {unit}{'s' if count != 1 else ''} ago"
     years = days // 365
     return f"{years} year{'s' if years != 1 else ''} ago"
+
+
+def when(moment: datetime | None) -> str:
+    """Return a message's time as a recalled line shows it: 2024-02-05 08:00 UTC."""
+    if moment is None:
+        return "undated"
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def message_text(role: str, kind: str, name: str, content: str, payload) -> str:
@@ -103,8 +121,8 @@ def piece_line(block: str, piece: Piece, now: datetime) -> str:
         return f"- {escape(piece.content)}"
     if block == "notes":  # the path names it, as the note's own [[links]] do
         return f"## {escape(piece.extra['path'])}\n{escape(piece.content)}"
-    if block == "recall":
-        return f"#{piece.seq} {escape(piece.content)}"
+    if block == "recall":  # its date, so that a model can tell when it was said
+        return f"#{piece.seq} [{when(piece.created_at)}] {escape(piece.content)}"
     return escape(piece.content)  # user_profile, session_memory
 
 
@@ -193,6 +211,7 @@ class ObservationLine:
     line: str
     tokens: int  # of the line
     hash: str
+    stems: frozenset[str]
 
 
 def observation_kept(observation_id) -> ObservationLine | None:
@@ -230,6 +249,7 @@ def observation_piece(
         tokens=kept.tokens,
         hash=kept.hash,
         line=kept.line,
+        stems=kept.stems,
     )
 
 
@@ -246,7 +266,7 @@ def _observation_line(
     )
     line = piece_line("observations", piece, datetime.min)  # an observation's line has no age
     counted = line_tokens("observations", piece, datetime.min)
-    return ObservationLine(str(id), content, line, counted, piece_hash(piece))
+    return ObservationLine(str(id), content, line, counted, piece_hash(piece), stems(content))
 
 
 def chat_message(piece: Piece) -> dict:

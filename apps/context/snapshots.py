@@ -19,7 +19,7 @@ from apps.context.render import (
 from apps.core.errors import NotFound
 from apps.observations.selectors import (
     observation_texts,
-    observations_active_within,
+    observations_active_sizes,
     observations_by_id,
     summaries_by_id,
 )
@@ -34,14 +34,17 @@ def snapshot_store(
     agent,
     thread,
     query: str,
+    query_source: str,
     max_tokens: int,
     config_version: str,
     assembled_at,
     blocks: dict[str, list[Piece]],
     warnings: list[dict],
+    budget: dict[str, dict[str, int]],
 ) -> dict:
-    """Store the manifest of a context (per block, each piece's type, id, seq, score and hash)
-    and return the context's answer."""
+    """Store the manifest of a context (per block, each piece's type, id, seq, score and hash;
+    where the query came from; each block's planned, granted and used tokens) and return the
+    context's answer."""
     items = {
         name: [
             {"type": piece.type, "id": piece.id, "seq": piece.seq, "score": piece.score}
@@ -58,7 +61,12 @@ def snapshot_store(
         tokens=0,
         config_version=config_version,
         assembled_at=assembled_at,
-        manifest={"blocks": manifest_blocks, "warnings": warnings},
+        manifest={
+            "blocks": manifest_blocks,
+            "warnings": warnings,
+            "query_source": query_source,
+            "budget": budget,
+        },
     )
     # A new context's pieces are the manifest's: its items need no comparison with the rows.
     rendered = _rendered(snapshot, blocks, items)
@@ -122,6 +130,9 @@ def _answer(snapshot: ContextSnapshot, rendered: dict) -> dict:
         "thread_id": str(thread.id),
         "resource_id": thread.resource.external_id if thread.resource_id else None,
         "config_version": snapshot.config_version,
+        "query": snapshot.query,
+        # Contexts stored before the budget was planned say neither.
+        "query_source": snapshot.manifest.get("query_source"),
         "max_tokens": snapshot.max_tokens,
         "tokens": rendered["tokens"],
         "created_at": snapshot.assembled_at,
@@ -137,6 +148,7 @@ def _rendered(
 ) -> dict:
     """Render the blocks the items list (in the answer's order) from their pieces."""
     now = snapshot.assembled_at
+    budget = snapshot.manifest.get("budget", {})
     out, texts, messages, total = [], [], [], 0
     for name in items:
         pieces = blocks.get(name, [])
@@ -155,6 +167,8 @@ def _rendered(
             {
                 "name": name,
                 "tokens": tokens,
+                "planned_tokens": budget.get(name, {}).get("planned"),
+                "granted_tokens": budget.get(name, {}).get("granted"),
                 "text": text,
                 "items": items[name],
             }
@@ -222,7 +236,11 @@ def _reload(snapshot: ContextSnapshot, listed: dict[str, list[dict]]) -> dict[st
                 continue
             if name == "recall":  # a recalled message shows as one line of text
                 piece = recall_piece(
-                    id=piece.id, seq=piece.seq, content=piece.content, **piece.extra
+                    id=piece.id,
+                    seq=piece.seq,
+                    content=piece.content,
+                    created_at=piece.created_at,
+                    **piece.extra,
                 )
             piece.score = item["score"]
             pieces.append(piece)
@@ -237,6 +255,8 @@ def message_piece(message) -> Piece:
         id=str(message.id),
         content=message.content,
         seq=message.seq,
+        created_at=message.created_at,
+        tokens=getattr(message, "token_count", None),  # as the append counted it
         extra={
             "role": message.role,
             "kind": message.kind,
@@ -246,10 +266,12 @@ def message_piece(message) -> Piece:
     )
 
 
-def recall_piece(*, id, seq, role, kind, name, content, payload, score=None) -> Piece:
-    """A recalled message as the recall block holds it: one line of text."""
+def recall_piece(*, id, seq, role, kind, name, content, payload, created_at, score=None) -> Piece:
+    """A recalled message as the recall block holds it: one line of text, with its date."""
     text = message_text(role, kind, name, content, payload)
-    return Piece(type="message", id=str(id), content=text, seq=seq, score=score)
+    return Piece(
+        type="message", id=str(id), content=text, seq=seq, score=score, created_at=created_at
+    )
 
 
 def _messages(snapshot, ids) -> dict[str, Piece]:
@@ -336,10 +358,17 @@ def observation_pieces(observations) -> list[Piece]:
     ]
 
 
-def observation_block(*, thread, max_tokens: int) -> tuple[list[Piece], int]:
-    """The newest active observations that max_tokens can hold, as pieces, and how many older
-    ones were left out. Only the text of observations this process has not shown is read."""
-    rows, unread = observations_active_within(thread=thread, max_tokens=max_tokens)
+# The most active observations a context chooses from: a reflector threshold of millions of
+# tokens can leave tens of thousands, and reading all their sizes on every request would cost
+# more than the choice is worth. Older ones than these are left out (and said to be).
+OBSERVATION_CANDIDATES = 2000
+
+
+def observation_block(*, thread) -> tuple[list[Piece], int]:
+    """The thread's newest active observations (OBSERVATION_CANDIDATES at most) as pieces, in
+    time order, and how many older ones were not read. Only the text of observations this
+    process has not shown before is read."""
+    rows, unread = observations_active_sizes(thread=thread, limit=OBSERVATION_CANDIDATES)
     held = {row.id: kept for row in rows if (kept := observation_kept(row.id)) is not None}
     missing = [row.id for row in rows if row.id not in held]
     texts = observation_texts(thread=thread, ids=missing) if missing else {}

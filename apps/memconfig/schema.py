@@ -66,14 +66,40 @@ class Setting:
         return "whole number" if self.type is int else "number"
 
 
+# (name, default, help) of each block's share of a context's max_tokens.
+CONTEXT_SHARES = (
+    ("recent", 0.2, "Share of max_tokens planned for the recent messages."),
+    ("recall", 0.3, "Share of max_tokens planned for recalled past messages (with a query)."),
+    ("history", 0.2, "Share of max_tokens planned for observations or the summary."),
+    ("memory", 0.1, "Share of max_tokens planned for <memory> entries."),
+    ("knowledge", 0.1, "Share of max_tokens planned for knowledge chunks."),
+    ("notes", 0.05, "Share of max_tokens planned for notes."),
+    ("profile", 0.025, "Share of max_tokens planned for the user profile."),
+    ("session_memory", 0.025, "Share of max_tokens planned for the session memory."),
+)
+
 SETTINGS: tuple[Setting, ...] = (
     Setting("recent_window", int, 20, "Recent messages sent with every context.", 0, 1000),
     Setting("short_term_limit", int, 10, "Messages kept short-term before consolidation.", 1, 1000),
-    Setting("semantic_recall_enabled", bool, False, "Retrieve similar past messages."),
+    Setting(
+        "semantic_recall_enabled",
+        bool,
+        True,
+        "Recall past messages of the thread that match the query (full-text, hybrid with an "
+        "embedder), each with the messages around it.",
+    ),
     Setting("semantic_recall_top_k", int, 5, "Semantic matches per query.", 1, 100),
     Setting("semantic_recall_range_before", int, 2, "Messages before each match.", 0, 20),
     Setting("semantic_recall_range_after", int, 1, "Messages after each match.", 0, 20),
     Setting("context_max_tokens", int, 32_000, "Default context budget.", 500, 2_000_000),
+    # A context's budget is planned as shares of max_tokens before anything is searched
+    # (apps/context/budget.py); what a block does not need flows on to the others. The
+    # defaults are what leave-one-conversation-out cross-validation chose on the labelled
+    # multi-session set (bench/context_recall.py, bench/RESULTS.md).
+    *(
+        Setting(f"context_share_{name}", float, default, help_text, 0.0, 1.0)
+        for name, default, help_text in CONTEXT_SHARES
+    ),
     Setting("knowledge_top_k", int, 5, "Knowledge chunks per context.", 0, 100),
     Setting("notes_top_k", int, 3, "Notes per context (0: no notes block).", 0, 20),
     Setting(

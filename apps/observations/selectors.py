@@ -48,25 +48,22 @@ def summaries_by_id(*, thread, ids) -> dict[str, ThreadSummary]:
     return {str(s.id): s for s in ThreadSummary.objects.filter(thread=thread, id__in=list(ids))}
 
 
-def observations_active_within(*, thread, max_tokens: int) -> tuple[list, int]:
-    """Return the newest active observations that a budget of max_tokens can hold (and one more
-    to fill it), ordered by first_seq, and how many older ones were left unread.
+def observations_active_sizes(*, thread, limit: int) -> tuple[list, int]:
+    """Return the newest `limit` active observations, ordered by first_seq, and how many older
+    ones were left unread.
 
     The rows are named tuples (id, first_seq, last_seq, tokens), without their text: a context
     keeps the text of observations it has shown (an observation never changes), and reads the
     rest with observation_texts(). Building model instances of hundreds of rows took a third of
-    a context request, and reading the older ones' text only to drop it more than the rest.
+    a context request.
     """
     active = Observation.objects.filter(thread=thread, superseded_by__isnull=True)
     sizes = active.order_by("-first_seq").values_list(
         "id", "first_seq", "last_seq", "tokens", named=True
     )
-    taken, total, rows = 0, 0, list(sizes)
-    for row in rows:
-        if total >= max_tokens:
-            break
-        taken, total = taken + 1, total + row.tokens
-    return rows[:taken][::-1], len(rows) - taken
+    rows = list(sizes[: limit + 1])
+    unread = active.count() - limit if len(rows) > limit else 0
+    return rows[:limit][::-1], unread
 
 
 # Ids per query: a reflector threshold of millions of tokens can leave tens of thousands of

@@ -369,6 +369,7 @@ def search_each_for_agent(
     knowledge_base_ids: tuple[uuid.UUID, ...] = (),
     without_resource: bool = False,
     embedding: QueryEmbedding,
+    floor: Floor | None = None,
 ) -> dict[str, list[Hit]]:
     """Rank each kind on its own, top_k[kind] of it, for one query: what a context shows of
     entries, knowledge and notes, each in its block. The scopes are search_for_agent's; the
@@ -388,7 +389,12 @@ def search_each_for_agent(
             without_resource=without_resource,
         )
         winners[kind] = rank(
-            scopes=[scope], query=query, top_k=count, vector=embedding.vector, weights=weights
+            scopes=[scope],
+            query=query,
+            top_k=count,
+            vector=embedding.vector,
+            weights=weights,
+            min_similarity=floor.value if floor else None,
         )
     loaded = _load([entry for found in winners.values() for entry in found], list(top_k))
     hits: dict[str, list[Hit]] = {kind: [] for kind in top_k}

@@ -65,7 +65,17 @@ def message_page(
 
 
 # What a context shows of a recent message.
-_TAIL_FIELDS = ("id", "seq", "role", "kind", "name", "content", "payload")
+_TAIL_FIELDS = (
+    "id",
+    "seq",
+    "role",
+    "kind",
+    "name",
+    "content",
+    "payload",
+    "created_at",
+    "token_count",
+)
 
 
 def message_tail(*, thread: Thread, after_seq: int, limit: int) -> list:
@@ -74,6 +84,27 @@ def message_tail(*, thread: Thread, after_seq: int, limit: int) -> list:
     than the query took to run)."""
     newest = Message.objects.filter(thread=thread, seq__gt=after_seq).order_by("-seq")
     return list(reversed(newest.values_list(*_TAIL_FIELDS, named=True)[:limit]))
+
+
+def message_tail_within(*, thread: Thread, after_seq: int, max_tokens: int, limit: int) -> list:
+    """Return the thread's newest messages after after_seq that fit max_tokens together (by
+    their stored token counts; `limit` at most), oldest first, as message_tail's rows.
+
+    Their sizes are read first and the rows only of those that fit: a thread's unobserved
+    tail can hold hundreds of messages (up to the observer's threshold, 30k tokens), and a
+    context of a few thousand tokens shows the newest of them.
+    """
+    newest = Message.objects.filter(thread=thread, seq__gt=after_seq).order_by("-seq")
+    total, first = 0, None
+    for seq, tokens in newest.values_list("seq", "token_count")[:limit]:
+        total += tokens
+        if total > max_tokens:
+            break
+        first = seq
+    if first is None:
+        return []
+    rows = Message.objects.filter(thread=thread, seq__gte=first).order_by("seq")
+    return list(rows.values_list(*_TAIL_FIELDS, named=True))
 
 
 def message_latest(*, thread: Thread, role: str) -> Message | None:

@@ -78,6 +78,11 @@ def test_it_shows_the_query_budget_and_each_block_with_its_tokens_and_text(opera
     assert "<h1>What the agent saw</h1>" in content
     assert "<q>boiler radiators</q>" in content
     assert f"{given['tokens']:,} of a 4,000 token budget" in content
+    for answered in given["blocks"]:  # what each block was given and used
+        assert (
+            f"Used {answered['tokens']:,} of {answered['granted_tokens']:,} tokens granted "
+            f"({answered['planned_tokens']:,} planned"
+        ) in _block(content, answered["name"])
     assert f"<code>{given['config_version']}</code>" in content
     for block in given["blocks"]:
         section = _block(content, block["name"])
@@ -189,6 +194,15 @@ def test_warnings_are_shown(operator, alice):
 
     warnings = content[content.index('class="card context-warnings"') :]
     assert "<code>trimmed</code> · recent:" in warnings
+
+
+def test_it_says_when_the_query_was_the_latest_user_message(operator, alice, boiler):
+    given = _context(alice, boiler["thread"]["id"])
+
+    content = _page(operator, given["context_id"])
+
+    assert "<q>The boiler is cold again" in content
+    assert "the thread&#x27;s latest user message" in content
 
 
 def test_an_unknown_context_is_404(operator):

@@ -146,9 +146,9 @@ def test_observations_shown_before_are_not_read_again(alice, configure, django_a
     _observations.clear()  # as in a process that has shown none of them
 
     with django_assert_num_queries(2):  # the sizes, then the text of all of them
-        first, _ = observation_block(thread=row, max_tokens=32_000)
+        first, _ = observation_block(thread=row)
     with django_assert_num_queries(1):  # the sizes only
-        again, _ = observation_block(thread=row, max_tokens=32_000)
+        again, _ = observation_block(thread=row)
 
     assert len(first) == len(texts) > 1
     assert [p.content for p in first] == [texts[uuid.UUID(p.id)] for p in first]
@@ -161,7 +161,7 @@ def test_observations_shown_before_are_not_read_again(alice, configure, django_a
     new = set(Observation.objects.filter(thread=row).values_list("id", flat=True)) - set(texts)
     assert new
     with CaptureQueriesContext(connection) as queries:
-        later, _ = observation_block(thread=row, max_tokens=32_000)
+        later, _ = observation_block(thread=row)
     read = [q["sql"] for q in queries.captured_queries if '"content"' in q["sql"]]
     assert len(read) == 1 and all(str(i).replace("-", "") in read[0].replace("-", "") for i in new)
     assert {uuid.UUID(p.id) for p in later} >= new

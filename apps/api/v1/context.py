@@ -72,7 +72,17 @@ class ItemsField(PlainField):
 
 class BlockSerializer(serializers.Serializer):
     name = serializers.CharField()
-    tokens = serializers.IntegerField()
+    tokens = serializers.IntegerField(help_text="What the block's text (or messages) takes.")
+    planned_tokens = serializers.IntegerField(
+        allow_null=True,
+        help_text="The block's share of max_tokens, planned before anything was searched "
+        "(null for contexts stored before budgets were planned).",
+    )
+    granted_tokens = serializers.IntegerField(
+        allow_null=True,
+        help_text="What the block was given: its share, less what it did not need, plus what "
+        "other blocks left.",
+    )
     text = serializers.CharField(allow_blank=True)
     items = ItemsField()
 
@@ -102,6 +112,15 @@ class ContextSerializer(serializers.Serializer):
     thread_id = serializers.UUIDField()
     resource_id = serializers.CharField(allow_null=True)
     config_version = serializers.CharField()
+    query = serializers.CharField(
+        allow_blank=True, help_text="The query the blocks were searched for."
+    )
+    query_source = serializers.ChoiceField(
+        choices=["request", "latest_user_message", "none"],
+        allow_null=True,
+        help_text="request: the body's query; latest_user_message: no query was given, so the "
+        "thread's latest user message was used; none: neither, so nothing was searched.",
+    )
     max_tokens = serializers.IntegerField()
     tokens = serializers.IntegerField()
     created_at = serializers.DateTimeField()

@@ -1,0 +1,82 @@
+"""Choose the observations a context shows when they do not all fit the block's grant.
+
+The newest observations carry on where the recent window starts, so they come first, up to
+NEWEST_SHARE of the grant; the rest of the grant goes to the observations that match the
+query best, then to the newest of what is left. The block shows them in time order, and the
+answer says which seq ranges were left out.
+
+An observation matches by the query's content words it holds, each weighted by how rare it
+is among the thread's active observations (idf = log(1 + N / df)); words are compared by
+their first STEM_CHARS letters, so "refunded" matches "refund". An observation never changes
+once written, so its words are taken once per process with its rendered line (render.py).
+"""
+
+import math
+
+from apps.context.render import STEM_CHARS, Piece
+
+NEWEST_SHARE = 0.5
+
+
+def observations_choose(
+    pieces: list[Piece], *, grant: int, overhead: int, terms: list[str]
+) -> tuple[list[Piece], list[Piece]]:
+    """Return the observations (in time order) that fit grant, and those left out.
+
+    pieces are the active observations in time order, each with its tokens and its word stems;
+    overhead is what the block's tags take once it shows anything.
+    """
+    if sum(piece.tokens for piece in pieces) + overhead <= grant:
+        return pieces, []
+    room = grant - overhead
+    chosen: set[int] = set()
+
+    def take(index: int, limit: int) -> None:
+        nonlocal room
+        if index not in chosen and pieces[index].tokens <= limit and pieces[index].tokens <= room:
+            chosen.add(index)
+            room -= pieces[index].tokens
+
+    newest_room = room * NEWEST_SHARE
+    spent = 0
+    for index in range(len(pieces) - 1, -1, -1):
+        if spent + pieces[index].tokens > newest_room:
+            break
+        take(index, room)
+        spent += pieces[index].tokens
+    for index in _by_relevance(pieces, terms):
+        take(index, room)
+    for index in range(len(pieces) - 1, -1, -1):
+        take(index, room)
+    kept = [piece for index, piece in enumerate(pieces) if index in chosen]
+    left = [piece for index, piece in enumerate(pieces) if index not in chosen]
+    return kept, left
+
+
+def _by_relevance(pieces: list[Piece], terms: list[str]) -> list[int]:
+    """Return the indexes of the observations holding any query word, best match first."""
+    wanted = {term[:STEM_CHARS] for term in terms}
+    if not wanted:
+        return []
+    frequency = dict.fromkeys(wanted, 0)
+    for piece in pieces:
+        for stem in wanted & piece.stems:
+            frequency[stem] += 1
+    weight = {stem: math.log(1 + len(pieces) / count) for stem, count in frequency.items() if count}
+    scored = [
+        (sum(weight[stem] for stem in wanted & piece.stems), index)
+        for index, piece in enumerate(pieces)
+    ]
+    return [index for score, index in sorted(scored, key=lambda s: (-s[0], -s[1])) if score > 0]
+
+
+def seq_ranges(pieces: list[Piece]) -> str:
+    """Return the seq ranges observations cover, as "#1–#40, #81–#120"."""
+    spans: list[list[int]] = []
+    for piece in pieces:
+        first, last = piece.seq, piece.extra["last_seq"]
+        if spans and first == spans[-1][1] + 1:
+            spans[-1][1] = last
+        else:
+            spans.append([first, last])
+    return ", ".join(f"#{first}–#{last}" for first, last in spans)
