@@ -33,8 +33,9 @@ Then, for each case, gunicorn with 2 workers x 4 threads (as `make run`) serves 
 keep-alive client sends --queries context requests one after another, after a warm-up, with
 max_tokens --max-tokens (default 32,000). Half the queries are rare terms (generated names and
 order numbers from the loaded text), half two or three frequent topic words. Cases:
-1. default: the default memory settings (context_strategy observational, no semantic recall);
-2. semantic recall: the agent's semantic_recall_enabled set to true.
+1. default: the default memory settings (context_strategy observational, semantic recall on,
+   the budget planned by the default shares);
+2. no recall: the agent's semantic_recall_enabled set to false.
 Each reports p50/p95/p99 (target p95 <= 30 ms), the answers' mean tokens, how many answers had
 each block non-empty and what trimming left out, then the snapshot table's row count (one row per
 request). A case that misses the target (every case with --profile) has its slowest query sent
@@ -124,7 +125,7 @@ BLOCK_NAMES = (
     "recent",
 )
 # (case, the agent's settings for it): each case keeps the settings of the one before.
-CASES = (("default", {}), ("semantic recall", {"semantic_recall_enabled": True}))
+CASES = (("default", {}), ("no recall", {"semantic_recall_enabled": False}))
 ENTRY_TEMPLATES = [
     "{name} prefers that the {n} report arrives before the {n} review.",
     "The user's {n} account moved to the {n} plan; {name} approved the change.",

@@ -62,9 +62,9 @@ OBSERVED_THRESHOLD = 2000
 # The grid cross-validation chooses from: (recall share, recent share, semantic_recall_top_k).
 GRID = [
     (recall, recent, top_k)
-    for recall in (0.3, 0.5)
-    for recent in (0.15, 0.3)
-    for top_k in (5, 10, 20)
+    for recall in (0.45, 0.6, 0.75)
+    for recent in (0.1, 0.2)
+    for top_k in (15, 30)
 ]
 LATENCY_BUDGET = 4000
 PORT = 8931
@@ -331,6 +331,14 @@ def run_embedder(evidence: Evidence, label: str, args, results: dict) -> None:
             for history in HISTORIES
         }
         cv = cross_validate(evidence, grid_rows)
+        out["grid"] = {
+            json.dumps(point_changes(point)): {
+                f"{history} {budget}": rate(grid_rows[(point, history)], questions, budget)
+                for history in HISTORIES
+                for budget in BUDGETS
+            }
+            for point in GRID
+        }
         out["cross_validated"] = cv["figures"]
         out["most_chosen"] = point_changes(cv["most_chosen"])
         out["chosen"] = [point_changes(p) for p in cv["chosen"]]
@@ -360,6 +368,10 @@ def print_table(label: str, out: dict, backend: str) -> None:
                 row["context"] * 100,
                 "%",
             )
+    if "grid" in out:
+        print("in-sample, per grid point:")
+        for point, figures in out["grid"].items():
+            print(f"  {point}: " + " ".join(f"{value:.0%}" for value in figures.values()))
     if "most_chosen" in out:
         print(f"most often chosen: {out['most_chosen']}")
     lat = out["latency"]

@@ -61,6 +61,7 @@ class Candidates:
     recall: list[Stretch] = field(default_factory=list)
     warnings: list[dict] = field(default_factory=list)
     unread_observations: int = 0
+    unread_messages: int = 0  # older unobserved messages that max_tokens could not hold
 
 
 @dataclass
@@ -143,6 +144,7 @@ def _candidates(agent, thread, query: str, config, history: str, max_tokens: int
         thread=thread, after_seq=after, max_tokens=max_tokens, limit=MAX_TAIL_MESSAGES
     )
     blocks["recent"] = [message_piece(message) for message in recent]
+    found.unread_messages = thread.last_seq - after - len(recent)
     # Recall looks before the recent window; what the budget keeps of older unobserved
     # messages in the recent block is taken out of recall when the blocks are fitted.
     window_start = max(1, thread.last_seq - window + 1)
@@ -402,6 +404,9 @@ def _left_out(candidates: Candidates, kept: dict[str, list[Piece]], budget: Budg
         if name == "observations" and candidates.unread_observations:
             count += candidates.unread_observations
             what += f"; {candidates.unread_observations} older observation(s) not read"
+        if name == "recent" and candidates.unread_messages > 0:
+            count += candidates.unread_messages
+            what = f"{count} older message(s) no observation holds yet"
         if count:
             warnings.append(
                 {

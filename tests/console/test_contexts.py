@@ -202,7 +202,7 @@ def test_it_says_when_the_query_was_the_latest_user_message(operator, alice, boi
     content = _page(operator, given["context_id"])
 
     assert "<q>The boiler is cold again" in content
-    assert "the thread&#x27;s latest user message" in content
+    assert "the thread's latest user message" in content
 
 
 def test_an_unknown_context_is_404(operator):

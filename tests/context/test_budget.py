@@ -97,7 +97,12 @@ def test_each_block_stays_within_what_it_was_granted(alice, remember, configure)
 def test_an_unused_share_flows_on_to_recall_and_the_recent_window(alice, configure):
     configure(alice, recent_window=6)  # not observed yet: all messages are candidates
     thread = alice.new_thread()
-    talk(alice, thread["id"], *[f"the lighthouse keeper part {n} " + "x " * 60 for n in range(30)])
+    talk(
+        alice,
+        thread["id"],
+        *[f"the lighthouse keeper part {n} " + "x " * 60 for n in range(5)],
+        *[f"the harbour part {n} " + "y " * 60 for n in range(55)],
+    )
 
     given = context(alice, thread["id"], query="lighthouse keeper", max_tokens=2000)
 
