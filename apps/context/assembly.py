@@ -36,7 +36,7 @@ from apps.search.selectors import (
     similarity_floor,
 )
 from apps.threads.models import Role
-from apps.threads.selectors import message_latest, message_tail_within
+from apps.threads.selectors import message_latest, message_tail_within, messages_around
 
 # The most messages a context reads after what observations or a summary cover: far more than
 # any budget keeps, while a thread whose memory is still catching up cannot make a request slow.
@@ -232,42 +232,50 @@ def _recall(agent, thread, query, config, embedding, window_start: int) -> list[
     each with the messages around it (semantic_recall_range_before/after).
 
     A message shows once: in the best hit's stretch that holds it. Hits are asked for beyond
-    top_k so that enough remain after the recent window's own are set aside.
+    top_k so that enough remain after the recent window's own are set aside; the messages
+    around them are read for the top_k kept only (reading every hit's range took a quarter of
+    a context at top_k 30).
     """
     top_k = config["semantic_recall_top_k"]
+    before = config["semantic_recall_range_before"]
+    after = config["semantic_recall_range_after"]
     found = search_for_agent(
         agent=agent,
         query=query,
         kinds=[ItemKind.MESSAGE],
         thread_id=thread.id,
         top_k=top_k + config["recent_window"],
-        message_range=(
-            config["semantic_recall_range_before"],
-            config["semantic_recall_range_after"],
-        ),
+        message_range=(0, 0),
         embedding=embedding,
     )
+    hits = [hit for hit in found.hits if hit.seq < window_start][:top_k]
+    around = messages_around(
+        thread=thread, seqs=[hit.seq for hit in hits], before=before, after=after
+    )
     stretches, shown = [], set()
-    for hit in [hit for hit in found.hits if hit.seq < window_start][:top_k]:
+    for hit in hits:
         pieces = []
-        for message in [*hit.context.before, hit, *hit.context.after]:
-            if message.seq >= window_start or message.seq in shown:
+        for seq in range(hit.seq - before, hit.seq + after + 1):
+            message = around.get(seq)
+            if message is None or seq >= window_start or seq in shown:
                 continue
-            shown.add(message.seq)
+            shown.add(seq)
             pieces.append(
                 recall_piece(
                     id=message.id,
-                    seq=message.seq,
+                    seq=seq,
                     role=message.role,
                     kind=message.kind,
                     name=message.name,
                     content=message.content,
                     payload=message.payload,
                     created_at=message.created_at,
-                    score=hit.score if message is hit else None,
+                    score=hit.score if seq == hit.seq else None,
                 )
             )
-        stretches.append(Stretch(hit=next(p for p in pieces if p.seq == hit.seq), pieces=pieces))
+        own = [piece for piece in pieces if piece.seq == hit.seq]
+        if own:  # else an earlier, better hit's stretch shows it already
+            stretches.append(Stretch(hit=own[0], pieces=pieces))
     return stretches
 
 

@@ -107,6 +107,16 @@ def message_tail_within(*, thread: Thread, after_seq: int, max_tokens: int, limi
     return list(rows.values_list(*_TAIL_FIELDS, named=True))
 
 
+def messages_around(*, thread: Thread, seqs, before: int, after: int) -> dict[int, tuple]:
+    """Return the thread's messages from `before` before to `after` after each of seqs, by seq,
+    as message_tail's rows (one query, each message once however many stretches hold it)."""
+    wanted = {seq + step for seq in seqs for step in range(-before, after + 1) if seq + step > 0}
+    if not wanted:
+        return {}
+    rows = Message.objects.filter(thread=thread, seq__in=sorted(wanted))
+    return {row.seq: row for row in rows.values_list(*_TAIL_FIELDS, named=True)}
+
+
 def message_latest(*, thread: Thread, role: str) -> Message | None:
     """Return the thread's latest message of this role."""
     return Message.objects.filter(thread=thread, role=role).order_by("-seq").first()
