@@ -20,6 +20,7 @@ server cannot ask the client anything mid-call. The tools need neither: each ans
 from types import SimpleNamespace
 
 from django.http import HttpResponse, JsonResponse
+from django.http.request import split_domain_port
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.exceptions import Throttled
 
@@ -29,7 +30,9 @@ from apps.tenancy.selectors import KeyRejected, api_key_authenticate
 
 
 def _scope(request) -> dict:
-    host, _, port = request.get_host().partition(":")
+    # get_host() has passed ALLOWED_HOSTS, so it parses; an IPv6 literal keeps its colons
+    # inside brackets ("[::1]:8000"), which ASGI's server tuple gives without them.
+    host, port = split_domain_port(request.get_host())
     return {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -44,7 +47,7 @@ def _scope(request) -> dict:
             (name.lower().encode("latin-1"), value.encode("latin-1"))
             for name, value in request.headers.items()
         ],
-        "server": (host, int(port or (443 if request.is_secure() else 80))),
+        "server": (host.strip("[]"), int(port or (443 if request.is_secure() else 80))),
         "client": (request.META.get("REMOTE_ADDR", ""), 0),
     }
 

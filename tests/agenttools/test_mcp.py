@@ -212,3 +212,19 @@ def test_get_answers_405_in_stateless_mode(live_server, alice):
     )
 
     assert response.status_code == 405 and response.headers["Allow"] == "POST"
+
+
+@pytest.mark.parametrize("host", ["[::1]:8000", "[::1]", "127.0.0.1:8000"])
+def test_it_answers_any_allowed_host_header_ipv6_literals_included(client, alice, host):
+    response = client.post(
+        "/mcp",
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        content_type="application/json",
+        HTTP_HOST=host,
+        HTTP_AUTHORIZATION=f"Bearer {alice.key}",
+        HTTP_ACCEPT="application/json, text/event-stream",
+        HTTP_MCP_PROTOCOL_VERSION="2025-06-18",
+    )
+
+    assert response.status_code == 200, response.content
+    assert response.json()["result"]["tools"]
