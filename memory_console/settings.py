@@ -1,6 +1,7 @@
 """Settings for Memory Console. Everything deploy-specific comes from the environment (README)."""
 
 import secrets
+import tomllib
 from pathlib import Path
 
 from apps.memconfig.schema import defaults_from_env
@@ -11,6 +12,8 @@ from memory_console.schedule import BEAT_SCHEDULE
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("DATA_DIR", str(BASE_DIR / "data"))).resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
+# The release, as pyproject.toml names it; MCP clients are told it (serverInfo.version).
+APP_VERSION = tomllib.loads((BASE_DIR / "pyproject.toml").read_text())["project"]["version"]
 
 
 def _secret_key() -> str:
