@@ -85,6 +85,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "apps.core.middleware.RequireContentLengthMiddleware",
     "apps.core.middleware.QueryStringCheckMiddleware",
+    "apps.core.middleware.PathParameterCheckMiddleware",
     "apps.core.middleware.ApiBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

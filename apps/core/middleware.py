@@ -95,6 +95,31 @@ class QueryStringCheckMiddleware:
         return self.get_response(request)
 
 
+class PathParameterCheckMiddleware:
+    """Refuse a text parameter of the URL path that the database cannot store, naming it.
+
+    A path segment is percent-decoded like a query parameter (resources/a%00b), and PostgreSQL
+    fails on the NUL it then holds; checked once the URL is resolved, so that the error can
+    name the parameter as the route does.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        for name, value in view_kwargs.items():
+            problem = text_problem(value) if isinstance(value, str) else None
+            if problem:
+                problem = f"The path parameter {problem}"
+                return _refusal(
+                    request, 400, "invalid", f"{name}: {problem}.", {name: [f"{problem}."]}
+                )
+        return None
+
+
 class ApiBodyLimitMiddleware:
     """Refuse an API request body over its limit before any of it is read.
 
