@@ -80,6 +80,8 @@ AUTHENTICATION_BACKENDS = [
 MIDDLEWARE = [
     # Outermost, so that the request log line and the metrics see every answer, refusals included.
     "apps.core.observability.RequestObservabilityMiddleware",
+    # Outside every refusal below, so that none of the API's answers is cached either.
+    "apps.core.middleware.ApiNoStoreMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -2,6 +2,7 @@ from urllib.parse import unquote_to_bytes
 
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
+from django.utils.cache import patch_cache_control
 
 from apps.core.errors import error_body
 from apps.core.text import text_problem
@@ -12,6 +13,23 @@ def _refusal(request, status: int, code: str, message: str, details: dict) -> Ht
     if request.path.startswith("/api/"):
         return JsonResponse(error_body(code, message, details), status=status)
     return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+
+
+class ApiNoStoreMiddleware:
+    """Mark every answer of the agents' API (/api/v1/, /mcp) Cache-Control: no-store.
+
+    They carry an agent's memory for a bearer key; no browser, proxy or client-side HTTP cache
+    should keep a copy. The schema and docs pages stay cacheable.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if request.path.startswith(("/api/v1/", "/mcp")):
+            patch_cache_control(response, no_store=True)
+        return response
 
 
 class RequireContentLengthMiddleware:
