@@ -78,6 +78,9 @@ AUTHENTICATION_BACKENDS = [
 ]
 
 MIDDLEWARE = [
+    # First: the forwarded headers of a request that no trusted proxy sent are dropped before
+    # anything reads them (the HTTPS redirect, login throttling, the request log).
+    "apps.core.client_ip.TrustedProxyMiddleware",
     # Outermost, so that the request log line and the metrics see every answer, refusals included.
     "apps.core.observability.RequestObservabilityMiddleware",
     # Outside every refusal below, so that none of the API's answers is cached either.
@@ -206,6 +209,11 @@ AXES_ENABLE_ACCESS_FAILURE_LOG = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_CLIENT_IP_CALLABLE = "apps.core.client_ip.client_ip"
 BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
+# The TLS proxy's addresses (addresses or CIDRs, comma-separated): X-Forwarded-For and
+# X-Forwarded-Proto are believed only from them, and only with BEHIND_TLS_PROXY on; from any
+# other sender they are dropped (apps/core/client_ip.py), so a caller that reaches the port
+# directly can neither choose its address for login throttling nor skip the HTTPS redirect.
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES")
 
 # /metrics in Prometheus' text format, for a scraper that sends "Authorization: Bearer <token>";
 # unset, the endpoint does not exist (404).

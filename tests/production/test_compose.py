@@ -56,6 +56,15 @@ def test_web_worker_and_beat_share_one_named_volume_for_data(compose):
     assert "data" in compose["volumes"]
 
 
+def test_the_web_port_is_published_on_loopback_unless_told_otherwise(compose):
+    # Reachable from anywhere, callers could go around the TLS proxy to the port.
+    (published,) = compose["services"]["web"]["ports"]
+    with_defaults = re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", published)
+
+    assert with_defaults == "127.0.0.1:8000:8000"
+    assert "# WEB_BIND=127.0.0.1" in (ROOT / ".env.example").read_text()
+
+
 def test_web_and_worker_have_health_checks(compose):
     services = compose["services"]
     assert services["web"]["healthcheck"]["test"][-1] == "web"

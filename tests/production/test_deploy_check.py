@@ -51,6 +51,13 @@ def test_each_hardening_variable_acts(tmp_path, variable, warning):
     assert warning in result.stderr
 
 
+def test_it_warns_when_the_proxy_is_on_but_no_proxy_address_is_trusted(tmp_path):
+    result = _deploy_check(tmp_path, TRUSTED_PROXIES="")
+
+    assert result.returncode == 1
+    assert "core.W001" in result.stderr and "TRUSTED_PROXIES" in result.stderr
+
+
 def test_health_and_metrics_answer_over_plain_http_behind_the_redirect(client, db, settings):
     settings.SECURE_SSL_REDIRECT = True
     settings.METRICS_TOKEN = "t"
