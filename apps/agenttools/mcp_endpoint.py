@@ -107,7 +107,9 @@ def mcp_view(request):
         return response
     from apps.agenttools.mcp_server import serve  # the SDK loads on the first MCP request
 
-    status, headers, body = serve(_scope(request), request.body, api_key.agent)
+    # read(), not .body: .body is capped at Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MiB), and
+    # ApiBodyLimitMiddleware has held Content-Length to API_MAX_BODY_BYTES, as for the REST API.
+    status, headers, body = serve(_scope(request), request.read(), api_key.agent)
     response = HttpResponse(body, status=status)
     for name, value in headers:
         if name.lower() not in (b"content-length", b"connection"):

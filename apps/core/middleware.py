@@ -141,14 +141,17 @@ class PathParameterCheckMiddleware:
 class ApiBodyLimitMiddleware:
     """Refuse an API request body over its limit before any of it is read.
 
-    Document uploads may be up to KNOWLEDGE_MAX_UPLOAD_BYTES, other API bodies API_MAX_BODY_BYTES.
+    Document uploads (a file, or JSON {title, text}) may be up to KNOWLEDGE_MAX_UPLOAD_BYTES,
+    other API and MCP bodies API_MAX_BODY_BYTES; an artifact's own limit (ARTIFACT_MAX_BYTES)
+    is its content's, checked by the service. Below these, the body is read without Django's
+    DATA_UPLOAD_MAX_MEMORY_SIZE (apps/api/v1/parsers.py), which stays for the console's forms.
     """
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        if request.path.startswith("/api/"):
+        if request.path.startswith(("/api/", "/mcp")):
             try:
                 length = int(request.META.get("CONTENT_LENGTH") or 0)
             except ValueError:
