@@ -251,7 +251,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["apps.tenancy.auth.IsAgent"],
     "DEFAULT_RENDERER_CLASSES": ["apps.api.renderers.OrjsonRenderer"],
     "DEFAULT_PARSER_CLASSES": ["apps.api.v1.parsers.DepthSafeJSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "apps.api.schema.ApiAutoSchema",
     "EXCEPTION_HANDLER": "apps.core.errors.api_exception_handler",
     "UNAUTHENTICATED_USER": None,
     # Per API key, over all of its requests (apps/core/throttling.py); 429 with Retry-After.
