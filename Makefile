@@ -56,8 +56,7 @@ lint: install
 ## check at WARNING with the production values of .env.example
 deploy-check: install
 	bash .ci/validate-compose
-	set -a && . ./.env.example && set +a && \
-	  DATA_DIR=$$(mktemp -d) DEBUG=false $(PY) manage.py check --deploy --fail-level WARNING
+	PYTHON=$(PY) bash .ci/check-deploy
 
 format: install
 	$(BIN)/ruff check --fix .

@@ -1,6 +1,7 @@
 """Settings for Memory Console. Everything deploy-specific comes from the environment (README)."""
 
 import secrets
+import tomllib
 from pathlib import Path
 
 from apps.memconfig.schema import defaults_from_env
@@ -11,6 +12,8 @@ from memory_console.schedule import BEAT_SCHEDULE
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("DATA_DIR", str(BASE_DIR / "data"))).resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
+# The release, as pyproject.toml names it; MCP clients are told it (serverInfo.version).
+APP_VERSION = tomllib.loads((BASE_DIR / "pyproject.toml").read_text())["project"]["version"]
 
 
 def _secret_key() -> str:
@@ -75,13 +78,19 @@ AUTHENTICATION_BACKENDS = [
 ]
 
 MIDDLEWARE = [
+    # First: the forwarded headers of a request that no trusted proxy sent are dropped before
+    # anything reads them (the HTTPS redirect, login throttling, the request log).
+    "apps.core.client_ip.TrustedProxyMiddleware",
     # Outermost, so that the request log line and the metrics see every answer, refusals included.
     "apps.core.observability.RequestObservabilityMiddleware",
+    # Outside every refusal below, so that none of the API's answers is cached either.
+    "apps.core.middleware.ApiNoStoreMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "apps.core.middleware.RequireContentLengthMiddleware",
     "apps.core.middleware.QueryStringCheckMiddleware",
+    "apps.core.middleware.PathParameterCheckMiddleware",
     "apps.core.middleware.ApiBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -200,6 +209,11 @@ AXES_ENABLE_ACCESS_FAILURE_LOG = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_CLIENT_IP_CALLABLE = "apps.core.client_ip.client_ip"
 BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
+# The TLS proxy's addresses (addresses or CIDRs, comma-separated): X-Forwarded-For and
+# X-Forwarded-Proto are believed only from them, and only with BEHIND_TLS_PROXY on; from any
+# other sender they are dropped (apps/core/client_ip.py), so a caller that reaches the port
+# directly can neither choose its address for login throttling nor skip the HTTPS redirect.
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES")
 
 # /metrics in Prometheus' text format, for a scraper that sends "Authorization: Bearer <token>";
 # unset, the endpoint does not exist (404).
@@ -237,7 +251,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["apps.tenancy.auth.IsAgent"],
     "DEFAULT_RENDERER_CLASSES": ["apps.api.renderers.OrjsonRenderer"],
     "DEFAULT_PARSER_CLASSES": ["apps.api.v1.parsers.DepthSafeJSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "apps.api.schema.ApiAutoSchema",
     "EXCEPTION_HANDLER": "apps.core.errors.api_exception_handler",
     "UNAUTHENTICATED_USER": None,
     # Per API key, over all of its requests (apps/core/throttling.py); 429 with Retry-After.

@@ -19,6 +19,9 @@ urlpatterns = [
     # MCP (Streamable HTTP, stateless): a Django view, so every server that serves Django
     # serves it too; apps/agenttools/mcp_endpoint.py says why.
     path("mcp", mcp_view, name="mcp"),
+    # The same endpoint: clients configured with a trailing slash got Django's HTML 404, which
+    # an MCP client cannot read (a redirect would lose a POST's body in some clients).
+    path("mcp/", mcp_view, name="mcp-slash"),
 ]
 
 handler404 = "apps.core.errors.not_found"

@@ -20,6 +20,7 @@ server cannot ask the client anything mid-call. The tools need neither: each ans
 from types import SimpleNamespace
 
 from django.http import HttpResponse, JsonResponse
+from django.http.request import split_domain_port
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.exceptions import Throttled
 
@@ -29,7 +30,9 @@ from apps.tenancy.selectors import KeyRejected, api_key_authenticate
 
 
 def _scope(request) -> dict:
-    host, _, port = request.get_host().partition(":")
+    # get_host() has passed ALLOWED_HOSTS, so it parses; an IPv6 literal keeps its colons
+    # inside brackets ("[::1]:8000"), which ASGI's server tuple gives without them.
+    host, port = split_domain_port(request.get_host())
     return {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -44,7 +47,7 @@ def _scope(request) -> dict:
             (name.lower().encode("latin-1"), value.encode("latin-1"))
             for name, value in request.headers.items()
         ],
-        "server": (host, int(port or (443 if request.is_secure() else 80))),
+        "server": (host.strip("[]"), int(port or (443 if request.is_secure() else 80))),
         "client": (request.META.get("REMOTE_ADDR", ""), 0),
     }
 
@@ -104,7 +107,9 @@ def mcp_view(request):
         return response
     from apps.agenttools.mcp_server import serve  # the SDK loads on the first MCP request
 
-    status, headers, body = serve(_scope(request), request.body, api_key.agent)
+    # read(), not .body: .body is capped at Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MiB), and
+    # ApiBodyLimitMiddleware has held Content-Length to API_MAX_BODY_BYTES, as for the REST API.
+    status, headers, body = serve(_scope(request), request.read(), api_key.agent)
     response = HttpResponse(body, status=status)
     for name, value in headers:
         if name.lower() not in (b"content-length", b"connection"):

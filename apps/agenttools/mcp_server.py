@@ -23,6 +23,7 @@ import threading
 import weakref
 
 import anyio
+from django.conf import settings
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
@@ -126,6 +127,7 @@ def _input_schema(name: str) -> dict | None:
 
 SERVER = Server(
     "memory-console",
+    version=settings.APP_VERSION,
     instructions="Memory for this agent: log messages, get the assembled context before a "
     "model call, search and recall memory, propose entries, keep notes and the plan of a "
     "task. Resources: your notes and a thread's observations.",

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.core.metrics import tool_call_record
+from apps.core.text import JSON_MAX_DEPTH, json_too_deep
 from apps.tenancy.models import Agent
 
 
@@ -109,11 +110,20 @@ def _tool_run(*, agent: Agent, name: str, arguments) -> dict:
         raise ToolError(
             f"No tool {name!r}; the tools are: {', '.join(TOOLS)}.", code="unknown_tool"
         )
+    too_deep = ToolError(
+        f"arguments: nests more than {JSON_MAX_DEPTH} levels deep; flatten it, as a request "
+        "body must be."
+    )
     if isinstance(arguments, str):  # as a chat model writes them: a JSON text
         try:
             arguments = json.loads(arguments or "{}")
+        except RecursionError:
+            # json.loads recurses once per level: thousands of them would be a 500.
+            raise too_deep from None
         except ValueError:
             raise ToolError("arguments: not valid JSON; send a JSON object.") from None
+    if json_too_deep(arguments):
+        raise too_deep
     if not isinstance(arguments, dict):
         raise ToolError("arguments: must be a JSON object of the tool's parameters.")
     try:

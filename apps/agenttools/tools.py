@@ -220,8 +220,9 @@ def recall_memory(caller: Caller, args: RecallMemory) -> dict:
 
 class Remember(Arguments):
     content: Text = Field(min_length=1, description="The fact or case note, in one sentence.")
+    # Optional, as in POST /api/v1/episodic: the same proposal is valid through either door.
     evidence: Text = Field(
-        min_length=1, description="The exact words it rests on, quoted from the message."
+        "", description="The exact words it rests on, quoted from the message (optional)."
     )
     message_id: uuid.UUID | None = Field(None, description="The message the evidence is from.")
     source: Literal[

@@ -2,6 +2,7 @@ from urllib.parse import unquote_to_bytes
 
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
+from django.utils.cache import patch_cache_control
 
 from apps.core.errors import error_body
 from apps.core.text import text_problem
@@ -12,6 +13,23 @@ def _refusal(request, status: int, code: str, message: str, details: dict) -> Ht
     if request.path.startswith("/api/"):
         return JsonResponse(error_body(code, message, details), status=status)
     return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+
+
+class ApiNoStoreMiddleware:
+    """Mark every answer of the agents' API (/api/v1/, /mcp) Cache-Control: no-store.
+
+    They carry an agent's memory for a bearer key; no browser, proxy or client-side HTTP cache
+    should keep a copy. The schema and docs pages stay cacheable.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if request.path.startswith(("/api/v1/", "/mcp")):
+            patch_cache_control(response, no_store=True)
+        return response
 
 
 class RequireContentLengthMiddleware:
@@ -95,17 +113,45 @@ class QueryStringCheckMiddleware:
         return self.get_response(request)
 
 
-class ApiBodyLimitMiddleware:
-    """Refuse an API request body over its limit before any of it is read.
+class PathParameterCheckMiddleware:
+    """Refuse a text parameter of the URL path that the database cannot store, naming it.
 
-    Document uploads may be up to KNOWLEDGE_MAX_UPLOAD_BYTES, other API bodies API_MAX_BODY_BYTES.
+    A path segment is percent-decoded like a query parameter (resources/a%00b), and PostgreSQL
+    fails on the NUL it then holds; checked once the URL is resolved, so that the error can
+    name the parameter as the route does.
     """
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        if request.path.startswith("/api/"):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        for name, value in view_kwargs.items():
+            problem = text_problem(value) if isinstance(value, str) else None
+            if problem:
+                problem = f"The path parameter {problem}"
+                return _refusal(
+                    request, 400, "invalid", f"{name}: {problem}.", {name: [f"{problem}."]}
+                )
+        return None
+
+
+class ApiBodyLimitMiddleware:
+    """Refuse an API request body over its limit before any of it is read.
+
+    Document uploads (a file, or JSON {title, text}) may be up to KNOWLEDGE_MAX_UPLOAD_BYTES,
+    other API and MCP bodies API_MAX_BODY_BYTES; an artifact's own limit (ARTIFACT_MAX_BYTES)
+    is its content's, checked by the service. Below these, the body is read without Django's
+    DATA_UPLOAD_MAX_MEMORY_SIZE (apps/api/v1/parsers.py), which stays for the console's forms.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.path.startswith(("/api/", "/mcp")):
             try:
                 length = int(request.META.get("CONTENT_LENGTH") or 0)
             except ValueError:

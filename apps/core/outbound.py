@@ -8,13 +8,16 @@ So before every request, the first and each redirect alike:
      in a network that settings.OUTBOUND_ALLOWED_NETWORKS allows;
   3. the connection goes to the address that was checked (the name is not resolved again, so a
      second answer from DNS cannot swap in a private address); TLS still verifies the name.
-Responses are read up to a size cap and within one deadline for the whole fetch.
+Responses are read up to a size cap and within one deadline for the whole fetch (connect,
+headers and body, redirects included), whatever the server does: see _Deadline.
 urllib3 does the HTTP (connection pinned to the checked address, certificate checked against
 the host name); redirects are followed here, one checked hop at a time.
 """
 
+import contextlib
 import ipaddress
 import socket
+import threading
 import time
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
@@ -22,6 +25,7 @@ from urllib.parse import urljoin, urlsplit
 import urllib3
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from urllib3.connection import HTTPConnection, HTTPSConnection
 
 SCHEMES = ("http", "https")
 MAX_REDIRECTS = 5
@@ -64,6 +68,73 @@ class Fetched:
     content_type: str  # media type, lower case, without parameters
     charset: str | None
     body: bytes
+
+
+class _Deadline:
+    """One deadline for a whole exchange: when it passes, every socket it opened is shut down.
+
+    A socket timeout bounds each read, not their sum: a server that sends one byte of its
+    headers or body every few seconds keeps every read under the timeout, and held a fetch with
+    a 5 s timeout for minutes (and the worker with it). Shutting the socket down from a timer
+    ends whatever read is waiting, in the status line, the headers, the TLS handshake or the
+    body alike; `expired` then tells the reader that the end it saw was the deadline's.
+    """
+
+    def __init__(self, seconds: float):
+        self.at = time.monotonic() + seconds
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(seconds, 0), self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def remaining(self) -> float:
+        return self.at - time.monotonic()
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:
+                _shut(sock)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+class _WatchedHTTPConnection(HTTPConnection):
+    """A connection whose socket, once connected, is cut when its deadline passes."""
+
+    def __init__(self, *args, deadline: _Deadline, **kwargs):
+        self._deadline = deadline
+        super().__init__(*args, **kwargs)
+
+    def _new_conn(self) -> socket.socket:
+        sock = super()._new_conn()
+        self._deadline.watch(sock)  # the plain socket: cutting it ends a TLS handshake too
+        return sock
+
+
+class _WatchedHTTPSConnection(HTTPSConnection):
+    def __init__(self, *args, deadline: _Deadline, **kwargs):
+        self._deadline = deadline
+        super().__init__(*args, **kwargs)
+
+    def _new_conn(self) -> socket.socket:
+        sock = super()._new_conn()
+        self._deadline.watch(sock)
+        return sock
 
 
 def allowed_networks() -> list:
@@ -144,25 +215,28 @@ def url_check(url: str) -> Target:
 
 def fetch(url: str, *, max_bytes: int, timeout: float, accept: str = "*/*") -> Fetched:
     """GET url, checking every hop; raise OutboundRefused, OutboundTooLarge or OutboundError."""
-    deadline = time.monotonic() + timeout
-    for _hop in range(MAX_REDIRECTS + 1):
-        target = url_check(url)
-        response = _request(target, deadline, {"Accept": accept})
-        try:
-            if response.status in _REDIRECTS and response.headers.get("Location"):
-                url = urljoin(target.url, response.headers["Location"])
-                continue
-            if response.status >= 400:
-                raise OutboundError(
-                    f"{target.url} answered HTTP {response.status}.",
-                    retryable=response.status >= 500 or response.status == 429,
-                )
-            body = _read(response, target, max_bytes, deadline, timeout)
-            media, charset = _content_type(response.headers.get("Content-Type", ""))
-            return Fetched(target.url, response.status, media, charset, body)
-        finally:
-            response.release_conn()
-    raise OutboundError(f"more than {MAX_REDIRECTS} redirects from {url}.")
+    deadline = _Deadline(timeout)
+    try:
+        for _hop in range(MAX_REDIRECTS + 1):
+            target = url_check(url)
+            response = _request(target, deadline, timeout, {"Accept": accept})
+            try:
+                if response.status in _REDIRECTS and response.headers.get("Location"):
+                    url = urljoin(target.url, response.headers["Location"])
+                    continue
+                if response.status >= 400:
+                    raise OutboundError(
+                        f"{target.url} answered HTTP {response.status}.",
+                        retryable=response.status >= 500 or response.status == 429,
+                    )
+                body = _read(response, target, max_bytes, deadline, timeout)
+                media, charset = _content_type(response.headers.get("Content-Type", ""))
+                return Fetched(target.url, response.status, media, charset, body)
+            finally:
+                response.release_conn()
+        raise OutboundError(f"more than {MAX_REDIRECTS} redirects from {url}.")
+    finally:
+        deadline.cancel()
 
 
 @dataclass(frozen=True)
@@ -179,15 +253,18 @@ def post(url: str, *, body: bytes, headers: dict, timeout: float) -> Posted:
     Raises OutboundRefused, or OutboundError when the answer is not 2xx (retryable for 5xx,
     429 and a failed connection).
     """
-    deadline = time.monotonic() + timeout
-    target = url_check(url)
-    response = _request(target, deadline, headers, method="POST", body=body)
+    deadline = _Deadline(timeout)
     try:
-        answer = _read(response, target, 4096, deadline, timeout)
-    except OutboundTooLarge:
-        answer = b""  # a long answer is still an answer: its status decides
+        target = url_check(url)
+        response = _request(target, deadline, timeout, headers, method="POST", body=body)
+        try:
+            answer = _read(response, target, 4096, deadline, timeout)
+        except OutboundTooLarge:
+            answer = b""  # a long answer is still an answer: its status decides
+        finally:
+            response.release_conn()
     finally:
-        response.release_conn()
+        deadline.cancel()
     if not 200 <= response.status < 300:
         raise OutboundError(
             f"{target.url} answered HTTP {response.status}.",
@@ -197,11 +274,23 @@ def post(url: str, *, body: bytes, headers: dict, timeout: float) -> Posted:
     return Posted(target.url, response.status, answer)
 
 
-def _request(target: Target, deadline: float, headers: dict, *, method="GET", body=None):
-    remaining = deadline - time.monotonic()
+def _too_slow(target: Target, timeout: float) -> OutboundError:
+    return OutboundError(
+        f"{target.url} did not answer in full within {timeout:g} s.", retryable=True
+    )
+
+
+def _request(
+    target: Target, deadline: _Deadline, timeout: float, headers: dict, *, method="GET", body=None
+):
+    remaining = deadline.remaining()
     if remaining <= 0:
-        raise OutboundError(f"{target.url} did not answer in time.", retryable=True)
-    options = {"timeout": urllib3.Timeout(connect=remaining, read=remaining), "retries": False}
+        raise _too_slow(target, timeout)
+    options = {
+        "timeout": urllib3.Timeout(connect=remaining, read=remaining),
+        "retries": False,
+        "deadline": deadline,
+    }
     if target.scheme == "https":
         pool = urllib3.HTTPSConnectionPool(
             target.address,
@@ -210,8 +299,10 @@ def _request(target: Target, deadline: float, headers: dict, *, method="GET", bo
             assert_hostname=target.host,
             **options,
         )
+        pool.ConnectionCls = _WatchedHTTPSConnection
     else:
         pool = urllib3.HTTPConnectionPool(target.address, target.port, **options)
+        pool.ConnectionCls = _WatchedHTTPConnection
     default_port = 443 if target.scheme == "https" else 80
     host = f"[{target.host}]" if ":" in target.host else target.host
     if target.port != default_port:
@@ -227,10 +318,12 @@ def _request(target: Target, deadline: float, headers: dict, *, method="GET", bo
             retries=False,
         )
     except urllib3.exceptions.HTTPError as exc:
+        if deadline.expired:
+            raise _too_slow(target, timeout) from None
         raise OutboundError(f"{target.url} could not be fetched: {exc}", retryable=True) from None
 
 
-def _read(response, target: Target, max_bytes: int, deadline: float, timeout: float) -> bytes:
+def _read(response, target: Target, max_bytes: int, deadline: _Deadline, timeout: float) -> bytes:
     declared = response.headers.get("Content-Length", "")
     if declared.isdigit() and int(declared) > max_bytes:
         raise OutboundTooLarge(
@@ -244,12 +337,14 @@ def _read(response, target: Target, max_bytes: int, deadline: float, timeout: fl
                 raise OutboundTooLarge(
                     f"{target.url} is over the limit of {max_bytes} bytes; it was not stored."
                 )
-            if time.monotonic() > deadline:
-                raise OutboundError(
-                    f"{target.url} took longer than {timeout:g} s to download.", retryable=True
-                )
+            if deadline.remaining() < 0:
+                raise _too_slow(target, timeout)
     except urllib3.exceptions.HTTPError as exc:
+        if deadline.expired:
+            raise _too_slow(target, timeout) from None
         raise OutboundError(f"{target.url} broke off: {exc}", retryable=True) from None
+    if deadline.expired:  # a body without a length ends where the deadline cut it: not whole
+        raise _too_slow(target, timeout)
     return bytes(body)
 
 

@@ -1,4 +1,4 @@
-"""What text the database cannot store, said so that a client knows what to fix."""
+"""What text the database cannot store, said so that a client knows what to fix; JSON's depth."""
 
 import re
 
@@ -18,3 +18,21 @@ def text_problem(text: str) -> str | None:
     else:
         what, fix = "a lone UTF-16 surrogate (\\ud800-\\udfff)", "send the full pair or remove it"
     return f"contains {what}, which the database cannot store; {fix}"
+
+
+# Deeper JSON runs Python's json module out of stack (a RecursionError, so a 500) long before any
+# real metadata or tool arguments need it; every JSON the API takes is held to it.
+JSON_MAX_DEPTH = 100
+
+
+def json_too_deep(value, limit: int = JSON_MAX_DEPTH) -> bool:
+    """Say whether a parsed JSON value nests arrays and objects more than limit levels deep."""
+    pending = [(value, 0)]  # a stack, not recursion, so depth cannot exhaust Python's stack
+    while pending:
+        node, depth = pending.pop()
+        if isinstance(node, dict | list):
+            if depth == limit:
+                return True
+            items = node.values() if isinstance(node, dict) else node
+            pending.extend((item, depth + 1) for item in items)
+    return False

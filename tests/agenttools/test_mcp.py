@@ -212,3 +212,44 @@ def test_get_answers_405_in_stateless_mode(live_server, alice):
     )
 
     assert response.status_code == 405 and response.headers["Allow"] == "POST"
+
+
+def test_it_tells_the_project_version_in_server_info(live_server, alice, settings):
+    async def work(client):
+        return client.server_info
+
+    server_info = mcp_run(live_server.url, alice.key, work)
+
+    assert server_info.name == "memory-console"
+    assert server_info.version == settings.APP_VERSION != ""
+
+
+def test_it_serves_the_same_endpoint_with_a_trailing_slash(live_server, alice):
+    response = httpx2.post(
+        f"{live_server.url}/mcp/",
+        headers={
+            "Authorization": f"Bearer {alice.key}",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2025-06-18",
+        },
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    )
+
+    assert response.status_code == 200, response.text
+    assert "remember" in {tool["name"] for tool in response.json()["result"]["tools"]}
+
+
+@pytest.mark.parametrize("host", ["[::1]:8000", "[::1]", "127.0.0.1:8000"])
+def test_it_answers_any_allowed_host_header_ipv6_literals_included(client, alice, host):
+    response = client.post(
+        "/mcp",
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        content_type="application/json",
+        HTTP_HOST=host,
+        HTTP_AUTHORIZATION=f"Bearer {alice.key}",
+        HTTP_ACCEPT="application/json, text/event-stream",
+        HTTP_MCP_PROTOCOL_VERSION="2025-06-18",
+    )
+
+    assert response.status_code == 200, response.content
+    assert response.json()["result"]["tools"]

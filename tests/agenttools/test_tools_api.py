@@ -140,13 +140,31 @@ def test_arguments_may_come_as_the_json_text_a_model_writes(alice):
             "arguments.messages[0].content: Value error, The text contains the NUL",
         ),
         ("plan_update", {"thread_id": "x", "version": -1}, "arguments.thread_id: "),
-        ("remember", {"content": "x"}, "arguments.evidence: Field required"),
+        (
+            "remember",
+            {"content": "x", "source": "user_assertion"},
+            "evidence: required for source 'user_assertion'",
+        ),
     ],
 )
 def test_bad_arguments_answer_400_naming_the_argument(alice, name, arguments, says):
     error = call(alice, name, arguments, expect=400)["error"]
 
     assert error["message"].startswith(says), error["message"]
+
+
+def test_it_remembers_without_evidence_as_the_episodic_api_does(alice):
+    remembered = call(alice, "remember", {"content": "Prefers aisle seats."})["result"]
+    posted = alice.post("/api/v1/episodic", {"content": "Travels with a bicycle."})
+
+    assert remembered["created"] is True and remembered["status"] == "pending"
+    assert posted.status_code == 201 and posted.json()["status"] == "pending"
+    definition = next(
+        tool["function"]
+        for tool in alice.get("/api/v1/tools").json()["tools"]
+        if tool["function"]["name"] == "remember"
+    )
+    assert definition["parameters"]["required"] == ["content"]
 
 
 def test_another_agents_thread_is_not_found(alice, bob):

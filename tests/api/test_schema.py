@@ -1,4 +1,11 @@
+import uuid
+
+import jsonschema
+import pytest
+
+from apps.api.schema import EXTRA_ERRORS
 from apps.tenancy.schema import ApiKeyAuthenticationScheme
+from tests.api.openapi import operations, path_params
 
 
 def test_the_schema_is_openapi_3_and_lists_the_v1_contract(client, db):
@@ -46,3 +53,115 @@ def test_the_docs_page_loads_its_assets_locally(client, db):
     assert "cdn" not in html.lower()
     asset = client.get("/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js")
     assert asset.status_code == 200
+
+
+@pytest.fixture
+def schema(client, db) -> dict:
+    return client.get("/api/schema/", {"format": "json"}).json()
+
+
+def _v1_operations(schema):
+    return [
+        (method, path, operation)
+        for method, path, operation in operations(schema)
+        if path.startswith("/api/v1/")
+    ]
+
+
+def test_the_error_shape_is_one_shared_component(schema):
+    components = schema["components"]["schemas"]
+
+    error = components["Error"]
+    assert error["required"] == ["error"]
+    assert error["properties"]["error"]["$ref"] == "#/components/schemas/ErrorDetail"
+    detail = components["ErrorDetail"]
+    assert set(detail["properties"]) == {"code", "message", "details"}
+    assert set(detail["required"]) == {"code", "message", "details"}
+
+
+def test_every_operation_documents_the_4xx_it_can_answer(schema):
+    missing = []
+    for method, path, operation in _v1_operations(schema):
+        expected = {"400", "401", "429"}
+        if path_params(path):
+            expected.add("404")
+        if "requestBody" in operation:
+            expected |= {"413", "415"}
+        documented = {
+            status
+            for status, answer in operation["responses"].items()
+            if status.startswith("4")
+            and answer["content"]["application/json"]["schema"]
+            == {"$ref": "#/components/schemas/Error"}
+        }
+        if expected - documented:
+            missing.append(f"{method.upper()} {path}: {sorted(expected - documented)}")
+
+    assert len(_v1_operations(schema)) >= 60
+    assert missing == []
+
+
+def test_the_extra_errors_name_real_operations(schema):
+    operation_ids = {operation["operationId"] for _, _, operation in _v1_operations(schema)}
+
+    assert set(EXTRA_ERRORS) <= operation_ids
+
+
+def test_forgetting_an_end_user_is_documented_as_the_200_with_counts_it_answers(schema, alice):
+    documented = schema["paths"]["/api/v1/resources/{resource_id}"]["delete"]["responses"]
+    alice.put("/api/v1/resources/cust-1/profile", {"version": 0, "content": "Likes tea."})
+
+    answer = alice.delete("/api/v1/resources/cust-1")
+
+    assert "204" not in documented
+    assert documented["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ResourceForgotten"
+    }
+    assert answer.status_code == 200
+    assert answer.json()["deleted"]["profiles"] == 1
+    _validate(schema, documented["200"], answer.json())
+
+
+def _validate(schema: dict, documented: dict, body) -> None:
+    """Check body against a documented answer's JSON schema, its $refs resolved."""
+    reference = documented["content"]["application/json"]["schema"]
+    resolver = {"components": schema["components"], **reference}
+    jsonschema.validate(body, resolver)
+
+
+@pytest.mark.parametrize(
+    "status, request_of",
+    [
+        (401, lambda alice, anonymous: anonymous.get("/api/v1/threads")),
+        (400, lambda alice, anonymous: alice.get("/api/v1/threads", {"limit": "x"})),
+        (404, lambda alice, anonymous: alice.get(f"/api/v1/threads/{uuid.uuid4()}")),
+        (
+            409,
+            lambda alice, anonymous: alice.put(
+                f"/api/v1/threads/{alice.new_thread()['id']}/plan", {"version": 5, "goal": "g"}
+            ),
+        ),
+        (
+            413,
+            lambda alice, anonymous: alice.client.post(
+                "/api/v1/threads", "x" * (9 * 2**20), content_type="application/json"
+            ),
+        ),
+        (
+            415,
+            lambda alice, anonymous: alice.client.post(
+                "/api/v1/threads", "a=b", content_type="application/x-www-form-urlencoded"
+            ),
+        ),
+    ],
+)
+def test_the_errors_answered_match_the_documented_component(
+    schema, alice, anonymous, status, request_of
+):
+    answer = request_of(alice, anonymous)
+
+    assert answer.status_code == status, answer.content[:300]
+    _validate(schema, {"content": {"application/json": {"schema": ERROR_REF}}}, answer.json())
+
+
+ERROR_REF = {"$ref": "#/components/schemas/Error"}

@@ -1,6 +1,7 @@
 """docker/compose.yaml, docker/Dockerfile and .env.example, checked without a Docker engine."""
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -55,6 +56,15 @@ def test_web_worker_and_beat_share_one_named_volume_for_data(compose):
     assert "data" in compose["volumes"]
 
 
+def test_the_web_port_is_published_on_loopback_unless_told_otherwise(compose):
+    # Reachable from anywhere, callers could go around the TLS proxy to the port.
+    (published,) = compose["services"]["web"]["ports"]
+    with_defaults = re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", published)
+
+    assert with_defaults == "127.0.0.1:8000:8000"
+    assert "# WEB_BIND=127.0.0.1" in (ROOT / ".env.example").read_text()
+
+
 def test_web_and_worker_have_health_checks(compose):
     services = compose["services"]
     assert services["web"]["healthcheck"]["test"][-1] == "web"
@@ -79,3 +89,14 @@ def test_env_example_names_every_variable_the_settings_read():
     named = set(re.findall(r"^#? ?([A-Z0-9_]+)=", example, re.MULTILINE))
     assert read, "no env_* reads found in settings.py"
     assert read - named == set()
+
+
+def test_there_is_one_env_example_the_one_the_deploy_check_uses():
+    # A second, older example (docker/.env.example) drifted from the settings and failed the
+    # deploy check; the compose file and the README point at the root one.
+    skipped = {".git", ".venv", "data", "node_modules", "__pycache__"}
+    found = []
+    for folder, subfolders, files in os.walk(ROOT):
+        subfolders[:] = [name for name in subfolders if name not in skipped]
+        found += [Path(folder, name) for name in files if name.endswith(".env.example")]
+    assert found == [ROOT / ".env.example"]

@@ -51,6 +51,13 @@ def test_each_hardening_variable_acts(tmp_path, variable, warning):
     assert warning in result.stderr
 
 
+def test_it_warns_when_the_proxy_is_on_but_no_proxy_address_is_trusted(tmp_path):
+    result = _deploy_check(tmp_path, TRUSTED_PROXIES="")
+
+    assert result.returncode == 1
+    assert "core.W001" in result.stderr and "TRUSTED_PROXIES" in result.stderr
+
+
 def test_health_and_metrics_answer_over_plain_http_behind_the_redirect(client, db, settings):
     settings.SECURE_SSL_REDIRECT = True
     settings.METRICS_TOKEN = "t"
@@ -58,3 +65,18 @@ def test_health_and_metrics_answer_over_plain_http_behind_the_redirect(client, d
     assert client.get("/healthz").status_code == 200
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer t").status_code == 200
     assert client.get("/console/login/").status_code == 301
+
+
+def test_the_make_target_leaves_no_data_folder_behind(tmp_path):
+    # `make deploy-check` runs this script; each run used to leave its mktemp -d data folder.
+    test_only = {"DJANGO_SETTINGS_MODULE", "DATABASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env = {key: value for key, value in os.environ.items() if key not in test_only}
+    env.update(TMPDIR=str(tmp_path), PYTHON=sys.executable)
+
+    result = subprocess.run(
+        ["bash", ".ci/check-deploy"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+    assert list(tmp_path.iterdir()) == []

@@ -59,6 +59,7 @@ def test_the_admin_login_is_throttled_too(operator, settings):
 
 def test_behind_the_proxy_the_address_is_the_one_the_proxy_saw(operator, settings):
     settings.BEHIND_TLS_PROXY = True
+    settings.TRUSTED_PROXIES = ["10.1.1.1"]
     spoofed = [f"10.0.0.{n}, 203.0.113.7" for n in range(settings.AXES_FAILURE_LIMIT)]
     for forwarded in spoofed:
         Client(REMOTE_ADDR="10.1.1.1", HTTP_X_FORWARDED_FOR=forwarded).post(

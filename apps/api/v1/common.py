@@ -6,7 +6,7 @@ from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import exceptions, serializers
 from rest_framework.pagination import CursorPagination
 
-from apps.core.text import text_problem
+from apps.core.text import JSON_MAX_DEPTH, text_problem
 from apps.tenancy.auth import AgentPrincipal
 
 
@@ -44,10 +44,6 @@ class StrictSerializerSchema(OpenApiSerializerExtension):
 
 # PostgreSQL's integer column; a larger value would fail in the database as a 500.
 INTEGER_MAX = 2_147_483_647
-
-
-# Deeper JSON runs Python's encoder out of stack (a 500) long before any real metadata needs it.
-JSON_MAX_DEPTH = 100
 
 
 def json_problem(value) -> str | None:

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.http.multipartparser import MultiPartParser as DjangoMultiPartParser
 from django.http.multipartparser import MultiPartParserError
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import DataAndFiles, JSONParser, MultiPartParser
+from rest_framework.parsers import BaseParser, DataAndFiles, JSONParser, MultiPartParser
 
 
 class _PlainNameParser(DjangoMultiPartParser):
@@ -30,12 +30,23 @@ class PlainNameMultiPartParser(MultiPartParser):
         return DataAndFiles(data, files)
 
 
-class DepthSafeJSONParser(JSONParser):
-    """A JSON parser that answers a body nested past Python's recursion limit with a 400."""
+class DepthSafeJSONParser(BaseParser):
+    """A JSON parser that answers a body nested past Python's recursion limit with a 400.
+
+    It parses as DRF's JSONParser does, but is deliberately not one: for a JSONParser DRF reads
+    the body through request.body, which Django caps at DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MiB),
+    so JSON bodies were refused far below their documented limits. Given the request stream
+    instead, Django reads exactly Content-Length bytes, which ApiBodyLimitMiddleware has already
+    held to the limit of that kind of body (API_MAX_BODY_BYTES, or KNOWLEDGE_MAX_UPLOAD_BYTES
+    for a document) before any of it is read.
+    """
+
+    media_type = JSONParser.media_type
+    renderer_class = JSONParser.renderer_class
 
     def parse(self, stream, media_type=None, parser_context=None):
         try:
-            return super().parse(stream, media_type, parser_context)
+            return JSONParser().parse(stream, media_type, parser_context)
         except RecursionError:
             # json.loads recurses once per level; thousands of levels would otherwise be a 500.
             raise ParseError(

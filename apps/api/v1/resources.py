@@ -12,19 +12,23 @@ from apps.lifecycle.services import resource_forget
 class ResourceApi(APIView):
     @extend_schema(
         operation_id="resource_forget",
-        responses=inline_serializer(
-            "ResourceForgotten",
-            {
-                "resource_id": serializers.CharField(help_text="The end user's external id."),
-                "deleted": serializers.DictField(
-                    child=serializers.IntegerField(min_value=0),
-                    help_text="Rows deleted, per kind: threads, messages, runs, entries, "
-                    "profiles, session_memories, context_snapshots, observations, summaries, "
-                    "search_items, vectors, … (0 when there was none); resources is 1 when no "
-                    "other agent keeps anything of the end user, so their id is gone too.",
-                ),
-            },
-        ),
+        # 200 with the counts, which clients rely on (a bare serializer would be documented
+        # as DELETE's usual 204 without a body).
+        responses={
+            200: inline_serializer(
+                "ResourceForgotten",
+                {
+                    "resource_id": serializers.CharField(help_text="The end user's external id."),
+                    "deleted": serializers.DictField(
+                        child=serializers.IntegerField(min_value=0),
+                        help_text="Rows deleted, per kind: threads, messages, runs, entries, "
+                        "profiles, session_memories, context_snapshots, observations, summaries, "
+                        "search_items, vectors, … (0 when there was none); resources is 1 when no "
+                        "other agent keeps anything of the end user, so their id is gone too.",
+                    ),
+                },
+            )
+        },
         description="Delete everything this agent keeps of one end user: threads with their "
         "messages, runs, plans, checkpoints, snapshots, observations and summaries; memory "
         "entries (also those taken from the end user's threads); the profile; session memory; "
