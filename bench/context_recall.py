@@ -62,9 +62,8 @@ OBSERVED_THRESHOLD = 2000
 # The grid cross-validation chooses from: (recall share, recent share, semantic_recall_top_k).
 GRID = [
     (recall, recent, top_k)
-    for recall in (0.45, 0.6, 0.75)
-    for recent in (0.1, 0.2)
-    for top_k in (15, 30)
+    for recall, recent in ((0.5, 0.15), (0.6, 0.1))
+    for top_k in (10, 15, 20, 25, 30)
 ]
 LATENCY_BUDGET = 4000
 PORT = 8931

@@ -231,7 +231,7 @@ def _recall(agent, thread, query, config, embedding, window_start: int) -> list[
     """Past messages of the thread before the recent window that match the query, best first,
     each with the messages around it (semantic_recall_range_before/after).
 
-    A message shows once: in the best hit's stretch that holds it. Hits are asked for beyond
+    Stretches may overlap; the fitting shows each message once. Hits are asked for beyond
     top_k so that enough remain after the recent window's own are set aside; the messages
     around them are read for the top_k kept only (reading every hit's range took a quarter of
     a context at top_k 30).
@@ -252,30 +252,24 @@ def _recall(agent, thread, query, config, embedding, window_start: int) -> list[
     around = messages_around(
         thread=thread, seqs=[hit.seq for hit in hits], before=before, after=after
     )
-    stretches, shown = [], set()
+    stretches = []
     for hit in hits:
-        pieces = []
-        for seq in range(hit.seq - before, hit.seq + after + 1):
-            message = around.get(seq)
-            if message is None or seq >= window_start or seq in shown:
-                continue
-            shown.add(seq)
-            pieces.append(
-                recall_piece(
-                    id=message.id,
-                    seq=seq,
-                    role=message.role,
-                    kind=message.kind,
-                    name=message.name,
-                    content=message.content,
-                    payload=message.payload,
-                    created_at=message.created_at,
-                    score=hit.score if seq == hit.seq else None,
-                )
+        pieces = [
+            recall_piece(
+                id=message.id,
+                seq=seq,
+                role=message.role,
+                kind=message.kind,
+                name=message.name,
+                content=message.content,
+                payload=message.payload,
+                created_at=message.created_at,
+                score=hit.score if seq == hit.seq else None,
             )
-        own = [piece for piece in pieces if piece.seq == hit.seq]
-        if own:  # else an earlier, better hit's stretch shows it already
-            stretches.append(Stretch(hit=own[0], pieces=pieces))
+            for seq in range(hit.seq - before, hit.seq + after + 1)
+            if (message := around.get(seq)) is not None and seq < window_start
+        ]
+        stretches.append(Stretch(hit=next(p for p in pieces if p.seq == hit.seq), pieces=pieces))
     return stretches
 
 
@@ -287,7 +281,8 @@ def _fit(candidates: Candidates, config, query: str, max_tokens: int, history: s
         block_tokens(name, pieces, now)
     block_tokens("recall", [piece for s in candidates.recall for piece in s.pieces], now)
     needs = {name: _size(name, pieces) for name, pieces in blocks.items()}
-    needs["recall"] = _size("recall", [p for s in candidates.recall for p in s.pieces])
+    unique = {piece.seq: piece for stretch in candidates.recall for piece in stretch.pieces}
+    needs["recall"] = _size("recall", list(unique.values()))  # stretches may overlap
     newest = blocks["recent"][-1:]
     planned = budget_plan(
         config=config,
@@ -364,27 +359,38 @@ def _best(name: str, pieces: list[Piece], grant: int) -> list[Piece]:
 
 
 def _recalled(stretches: list[Stretch], grant: int, kept: dict[str, list[Piece]]) -> list[Piece]:
-    """The recalled stretches that fit grant, best hit first, without what the recent block
-    shows or what a shown observation quotes word for word; a stretch too large for what is
-    left is tried as its hit alone."""
+    """The recalled messages that fit grant, without what the recent block shows or what a
+    shown observation quotes word for word, each message once, in rank order of their hits:
+    a hit's whole stretch when it fits, else the hit alone. A hit inside a better hit's
+    stretch still brings the rest of its own. (Taking every hit alone first and their
+    neighbours after measured the same on bench/context_recall.py: within a point.)"""
     recent_start = kept["recent"][0].seq if kept["recent"] else None
     quoted = "\n".join(piece.content for piece in kept.get("observations", []))
     room = grant - block_overhead("recall")
-    out: list[Piece] = []
-    for stretch in stretches:
-        fresh = [
+    taken: dict[int, Piece] = {}
+
+    def fresh(pieces):
+        return [
             piece
-            for piece in stretch.pieces
-            if (recent_start is None or piece.seq < recent_start) and not _quoted(piece, quoted)
+            for piece in pieces
+            if piece.seq not in taken
+            and (recent_start is None or piece.seq < recent_start)
+            and not _quoted(piece, quoted)
         ]
-        size = sum(piece.tokens for piece in fresh)
-        if fresh and size <= room:
-            out += fresh
-            room -= size
-        elif stretch.hit in fresh and stretch.hit.tokens <= room:
-            out.append(stretch.hit)
-            room -= stretch.hit.tokens
-    return out
+
+    def take(pieces) -> bool:
+        nonlocal room
+        size = sum(piece.tokens for piece in pieces)
+        if not pieces or size > room:
+            return False
+        taken.update((piece.seq, piece) for piece in pieces)
+        room -= size
+        return True
+
+    for stretch in stretches:
+        if not take(fresh(stretch.pieces)):
+            take(fresh([stretch.hit]))
+    return list(taken.values())
 
 
 def _quoted(piece: Piece, quoted: str) -> bool:

@@ -68,8 +68,8 @@ class Setting:
 
 # (name, default, help) of each block's share of a context's max_tokens.
 CONTEXT_SHARES = (
-    ("recent", 0.2, "Share of max_tokens planned for the recent messages."),
-    ("recall", 0.3, "Share of max_tokens planned for recalled past messages (with a query)."),
+    ("recent", 0.1, "Share of max_tokens planned for the recent messages."),
+    ("recall", 0.6, "Share of max_tokens planned for recalled past messages (with a query)."),
     ("history", 0.2, "Share of max_tokens planned for observations or the summary."),
     ("memory", 0.1, "Share of max_tokens planned for <memory> entries."),
     ("knowledge", 0.1, "Share of max_tokens planned for knowledge chunks."),
@@ -88,7 +88,9 @@ SETTINGS: tuple[Setting, ...] = (
         "Recall past messages of the thread that match the query (full-text, hybrid with an "
         "embedder), each with the messages around it.",
     ),
-    Setting("semantic_recall_top_k", int, 5, "Semantic matches per query.", 1, 100),
+    # 25, not the seed's 5: the budget share, not the count, bounds what recall shows, and
+    # cross-validation chose 20-25 (bench/context_recall.py, bench/RESULTS.md).
+    Setting("semantic_recall_top_k", int, 25, "Semantic matches per query.", 1, 100),
     Setting("semantic_recall_range_before", int, 2, "Messages before each match.", 0, 20),
     Setting("semantic_recall_range_after", int, 1, "Messages after each match.", 0, 20),
     Setting("context_max_tokens", int, 32_000, "Default context budget.", 500, 2_000_000),

@@ -13,14 +13,26 @@ from apps.memconfig.services import config_rollback, config_update
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
+# The seeds' values, except where a measurement chose otherwise (each says where).
 SEED_DEFAULTS = {
     "recent_window": 20,
     "short_term_limit": 10,
-    "semantic_recall_enabled": False,
-    "semantic_recall_top_k": 5,
+    # Seed 000: off, top-k 5. On with 25 by bench/context_recall.py: recall is what carries a
+    # question's evidence, and the context's budget share bounds what it shows.
+    "semantic_recall_enabled": True,
+    "semantic_recall_top_k": 25,
     "semantic_recall_range_before": 2,
     "semantic_recall_range_after": 1,
     "context_max_tokens": 32_000,
+    # The context's planned shares (not in the seeds): bench/context_recall.py.
+    "context_share_recent": 0.1,
+    "context_share_recall": 0.6,
+    "context_share_history": 0.2,
+    "context_share_memory": 0.1,
+    "context_share_knowledge": 0.1,
+    "context_share_notes": 0.05,
+    "context_share_profile": 0.025,
+    "context_share_session_memory": 0.025,
     "knowledge_top_k": 5,
     "notes_top_k": 3,
     "search_min_similarity": 0.5,

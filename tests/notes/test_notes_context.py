@@ -35,7 +35,12 @@ def test_no_notes_block_text_when_nothing_matches(alice):
 
     notes = block(context(alice, thread["id"], query="kubernetes upgrade"), "notes")
 
-    assert notes == {"name": "notes", "tokens": 0, "text": "", "items": []}
+    assert (notes["tokens"], notes["text"], notes["items"], notes["granted_tokens"]) == (
+        0,
+        "",
+        [],
+        0,
+    )
 
 
 def test_note_text_cannot_close_its_block(alice):
