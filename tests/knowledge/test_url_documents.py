@@ -1,6 +1,5 @@
 """Web pages into knowledge bases, fetched from a real HTTP server on loopback."""
 
-import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -12,6 +11,7 @@ from apps.audit.models import AuditEvent
 from apps.jobs.models import Job
 from apps.jobs.services import job_run_pending
 from apps.knowledge.models import Chunk, Document
+from tests.loopback import serving
 from tests.pdfs import make_pdf
 
 GUIDE = b"""<!doctype html>
@@ -73,12 +73,8 @@ class _Site(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def site():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), _Site)) as base_url:
+        yield base_url
 
 
 @pytest.fixture

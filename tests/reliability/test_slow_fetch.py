@@ -7,7 +7,6 @@ in the body, or in a body without a length; the deadline is short to keep the te
 """
 
 import socketserver
-import threading
 import time
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from apps.core.outbound import OutboundError, fetch, post
 from apps.jobs.models import Job
 from apps.jobs.services import job_run_pending
+from tests.loopback import serving
 
 DRIP = 0.1  # seconds between two bytes: far below the deadline, so each read succeeds
 DEADLINE = 1.0  # the fetch's whole timeout
@@ -61,12 +61,8 @@ class _Server(socketserver.ThreadingTCPServer):
 
 @pytest.fixture
 def dripping():
-    server = _Server(("127.0.0.1", 0), _Dripping)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(_Server(("127.0.0.1", 0), _Dripping)) as base_url:
+        yield base_url
 
 
 @pytest.fixture
