@@ -365,7 +365,8 @@ def _recalled(stretches: list[Stretch], grant: int, kept: dict[str, list[Piece]]
     stretch still brings the rest of its own. (Taking every hit alone first and their
     neighbours after measured the same on bench/context_recall.py: within a point.)"""
     recent_start = kept["recent"][0].seq if kept["recent"] else None
-    quoted = "\n".join(piece.content for piece in kept.get("observations", []))
+    # Compared with white space folded: an observation strips and joins what it quotes.
+    quoted = " ".join(" ".join(p.content for p in kept.get("observations", [])).split())
     room = grant - block_overhead("recall")
     taken: dict[int, Piece] = {}
 
@@ -395,7 +396,7 @@ def _recalled(stretches: list[Stretch], grant: int, kept: dict[str, list[Piece]]
 
 def _quoted(piece: Piece, quoted: str) -> bool:
     """Whether a shown observation holds the recalled message's words as they were said."""
-    said = piece.content.split(": ", 1)[-1]
+    said = " ".join(piece.content.split(": ", 1)[-1].split())
     return len(said) >= 20 and said in quoted
 
 

@@ -1,5 +1,7 @@
 """What the agent saw: a context's blocks, items linked to their sources, and the diff."""
 
+import html
+import json
 import re
 
 import pytest
@@ -194,6 +196,33 @@ def test_warnings_are_shown(operator, alice):
 
     warnings = content[content.index('class="card context-warnings"') :]
     assert "<code>trimmed</code> · recent:" in warnings
+
+
+def test_it_draws_each_blocks_tokens_against_its_planned_share(operator, alice, boiler):
+    given = _context(alice, boiler["thread"]["id"], query="boiler radiators", max_tokens=4000)
+
+    content = _page(operator, given["context_id"])
+
+    bar = content[content.index('<svg class="budget-bar"') : content.index("</svg>")]
+    used = re.findall(r'class="budget-used block-(\w+)" x="([\d.]+)" y="0" width="([\d.]+)"', bar)
+    shown = [b for b in given["blocks"] if b["tokens"]]
+    assert [name for name, _, _ in used] == [b["name"] for b in shown]
+    for (_, _, width), answered in zip(used, shown, strict=True):
+        assert float(width) == round(answered["tokens"] * 1000 / 4000, 1)
+    planned = re.findall(r'class="budget-planned block-(\w+)"', bar)
+    assert planned == [b["name"] for b in given["blocks"] if b["planned_tokens"]]
+
+
+def test_it_shows_exactly_the_system_prompt_and_messages_sent(operator, alice, boiler):
+    given = _context(alice, boiler["thread"]["id"], query="boiler radiators")
+
+    content = _page(operator, given["context_id"])
+
+    prompt = re.search(r'<pre id="sent-system-prompt" tabindex="0">(.*?)</pre>', content, re.S)
+    assert html.unescape(prompt.group(1)) == given["system_prompt"]
+    messages = re.search(r'<pre id="sent-messages" tabindex="0">(.*?)</pre>', content, re.S)
+    assert json.loads(html.unescape(messages.group(1))) == given["messages"]
+    assert SCRIPT not in content  # the user's text is escaped on the page
 
 
 def test_it_says_when_the_query_was_the_latest_user_message(operator, alice, boiler):

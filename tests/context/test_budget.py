@@ -204,3 +204,22 @@ def test_observations_are_chosen_for_the_question_and_the_newest(alice, configur
     assert seqs == sorted(seqs)  # in time order
     warning = next(w for w in given["warnings"] if w["block"] == "observations")
     assert "(messages #" in warning["message"] and "granted" in warning["message"]
+
+
+def test_recall_leaves_out_what_a_shown_observation_quotes(alice, configure):
+    configure(alice, observer_message_tokens=200, recent_window=2)
+    thread = alice.new_thread()
+    talk(
+        alice,
+        thread["id"],
+        *[f"Ticket {n}: router XR-{n} reboots " + "ok " * 15 for n in range(12)],
+    )
+    job_run_pending()
+
+    given = context(alice, thread["id"], query="router reboots", max_tokens=32_000)
+
+    observations = block(given, "observations")
+    assert "Ticket 0: router XR-0 reboots" in observations["text"]
+    quoted = {n for n in range(12) if f"Ticket {n}: router" in observations["text"]}
+    recalled = {item["seq"] for item in block(given, "recall")["items"]}
+    assert quoted and not recalled & {n + 1 for n in quoted}  # seq n+1 is Ticket n

@@ -1,5 +1,7 @@
 """Console pages: what an agent saw in a context it was given, and a thread's contexts."""
 
+import json
+
 from django.http import Http404
 from django.shortcuts import render
 from django.urls import path, reverse
@@ -27,10 +29,39 @@ def context_detail(request, context_id):
         "snapshot": snapshot,
         "thread": snapshot.thread,
         "replay": replay,
+        "budget": budget_bars(replay),
+        "sent_messages": json.dumps(replay["messages"], ensure_ascii=False, indent=1),
         "previous": previous,
         "diff": diff,
     }
     return render(request, "console/contexts/detail.html", context)
+
+
+BAR_WIDTH = 1000  # the SVG's user units across max_tokens
+
+
+def budget_bars(replay: dict) -> list[dict]:
+    """Each block's used and planned tokens as spans of a bar across max_tokens, side by side in
+    the blocks' order (SVG coordinates: the page's CSP allows no inline styles)."""
+    scale = BAR_WIDTH / max(replay["max_tokens"], 1)
+    bars, used_x, planned_x = [], 0.0, 0.0
+    for block in replay["blocks"]:
+        planned = block.get("planned_tokens") or 0
+        bars.append(
+            {
+                "name": block["name"],
+                "tokens": block["tokens"],
+                "planned": block.get("planned_tokens"),
+                "granted": block.get("granted_tokens"),
+                "x": round(used_x, 1),
+                "width": round(block["tokens"] * scale, 1),
+                "planned_x": round(planned_x, 1),
+                "planned_width": round(planned * scale, 1),
+            }
+        )
+        used_x += block["tokens"] * scale
+        planned_x += planned * scale
+    return bars
 
 
 @role_required(OPERATOR)
