@@ -279,24 +279,32 @@ def _save_unless_twin(entry: MemoryEntry, *, update_fields: list[str]) -> None:
         with transaction.atomic():
             entry.save(update_fields=update_fields)
     except IntegrityError:
-        twin = (
-            MemoryEntry.objects.filter(
-                agent=entry.agent_id,
-                resource=entry.resource_id,
-                content_hash=entry.content_hash,
-                status__in=LIVE_STATUSES,
-            )
-            .exclude(pk=entry.pk)
-            .first()
-        )
-        if twin is None:
+        conflict = _twin_conflict(entry)
+        if conflict is None:
             raise
-        raise Conflict(
-            f"content: entry {twin.id} ({twin.status}) of this agent and resource already says "
-            "this; reject or delete one of them first.",
-            details={"entry_id": str(twin.id)},
-            code="duplicate",
-        ) from None
+        raise conflict from None
+
+
+def _twin_conflict(entry: MemoryEntry) -> Conflict | None:
+    """Return the 409 for a live entry of the scope saying what entry now says, or None."""
+    twin = (
+        MemoryEntry.objects.filter(
+            agent=entry.agent_id,
+            resource=entry.resource_id,
+            content_hash=entry.content_hash,
+            status__in=LIVE_STATUSES,
+        )
+        .exclude(pk=entry.pk)
+        .first()
+    )
+    if twin is None:
+        return None
+    return Conflict(
+        f"content: entry {twin.id} ({twin.status}) of this agent and resource already says "
+        "this; reject or delete one of them first.",
+        details={"entry_id": str(twin.id)},
+        code="duplicate",
+    )
 
 
 def entry_delete(*, entry: MemoryEntry, actor: str) -> None:
