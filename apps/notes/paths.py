@@ -1,6 +1,7 @@
 """Note paths, tags and `[[wikilinks]]`: what is valid, and how a link names a path."""
 
 import re
+from typing import NoReturn
 
 from apps.core.errors import ApplicationError
 from apps.core.text import text_problem
@@ -43,10 +44,15 @@ def path_problem(path: str) -> str | None:
     return None
 
 
+def refuse(field: str, message: str) -> NoReturn:
+    """Raise the 400 for one bad field: the message and details both name it and the fix."""
+    raise ApplicationError(f"{field}: {message}", details={field: [message]})
+
+
 def path_check(path: str, *, field: str = "path") -> str:
     problem = path_problem(path)
     if problem:
-        raise ApplicationError(f"{field}: {path!r} {problem}.")
+        refuse(field, f"{path!r} {problem}.")
     return path
 
 
@@ -74,13 +80,14 @@ def links_in(content: str) -> list[str]:
 def tags_check(tags: list[str]) -> list[str]:
     """Return the tags, each checked; a tag repeated is kept once, in its first place."""
     if len(tags) > TAGS_MAX:
-        raise ApplicationError(f"tags: {len(tags)} given; at most {TAGS_MAX}.")
+        refuse("tags", f"{len(tags)} given; at most {TAGS_MAX}.")
     clean: list[str] = []
     for tag in tags:
         if not isinstance(tag, str) or not _TAG.match(tag) or len(tag) > TAG_MAX:
-            raise ApplicationError(
-                f"tags: {tag!r} is not a tag; use up to {TAG_MAX} letters, digits, and - _ . / : "
-                "(starting with a letter or digit), no spaces."
+            refuse(
+                "tags",
+                f"{tag!r} is not a tag; use up to {TAG_MAX} letters, digits, and - _ . / : "
+                "(starting with a letter or digit), no spaces.",
             )
         if tag not in clean:
             clean.append(tag)
@@ -89,9 +96,9 @@ def tags_check(tags: list[str]) -> list[str]:
 
 def title_check(title: str) -> str:
     if len(title) > TITLE_MAX:
-        raise ApplicationError(f"title: {len(title)} characters; at most {TITLE_MAX}.")
+        refuse("title", f"{len(title)} characters; at most {TITLE_MAX}.")
     if "\n" in title or "\r" in title or text_problem(title):
-        raise ApplicationError("title: must be one line of storable text.")
+        refuse("title", "must be one line of storable text.")
     return title
 
 
