@@ -183,7 +183,9 @@ def _by_hash(agent, resource, digest) -> MemoryEntry | None:
     return (
         MemoryEntry.objects.filter(agent=agent, resource=resource, content_hash=digest)
         .order_by(
-            Case(When(status__in=LIVE_STATUSES, then=Value(0)), default=Value(1)), "-created_at"
+            Case(When(status__in=LIVE_STATUSES, then=Value(0)), default=Value(1)),
+            "-created_at",
+            "-id",
         )
         .first()
     )
@@ -235,7 +237,7 @@ def _nearest_fresh(agent, resource, vector, exclude=None) -> tuple[MemoryEntry, 
         MemoryEntry.objects.filter(agent=agent, resource=resource)
         .exclude(search_item__embeddings__model=vector.model)
         .exclude(pk=exclude)
-        .order_by("-created_at")[:FRESH_ENTRIES_COMPARED]
+        .order_by("-created_at", "-id")[:FRESH_ENTRIES_COMPARED]
     )
     if not fresh:
         return None
