@@ -6,6 +6,7 @@ Edits (the API's PATCH, the console's edit-then-approve) live in apps/episodic/e
 import hashlib
 import logging
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,11 +19,12 @@ from apps.core.errors import ApplicationError, Conflict, Unprocessable
 from apps.episodic.models import LIVE_STATUSES, EntrySource, EntryStatus, MemoryEntry
 from apps.episodic.supersession import supersession_apply, validity_close, validity_open
 from apps.memconfig.selectors import config_effective
-from apps.providers.embeddings import embedder_for
+from apps.providers.embeddings import embedder_for, embeddings_precomputed
 from apps.providers.errors import EmbeddingError
 from apps.search.indexing import index_entry, index_set_visible
 from apps.search.scope import Scope
 from apps.search.selectors import nearest, query_vector
+from apps.search.vectors import vector_model_serving
 from apps.tenancy.models import Agent, Resource
 from apps.threads.models import Message, Role, Thread
 
@@ -233,12 +235,7 @@ def _nearest_embedded(agent, resource, vector, exclude=None) -> tuple[MemoryEntr
 
 def _nearest_fresh(agent, resource, vector, exclude=None) -> tuple[MemoryEntry, float] | None:
     """Compare the scope's newest entries without a vector of the serving model yet."""
-    fresh = list(
-        MemoryEntry.objects.filter(agent=agent, resource=resource)
-        .exclude(search_item__embeddings__model=vector.model)
-        .exclude(pk=exclude)
-        .order_by("-created_at", "-id")[:FRESH_ENTRIES_COMPARED]
-    )
+    fresh = _fresh_entries(agent, resource, vector.model, exclude)
     if not fresh:
         return None
     try:
@@ -250,6 +247,33 @@ def _nearest_fresh(agent, resource, vector, exclude=None) -> tuple[MemoryEntry, 
     similarities = np.asarray(embedded, np.float32) @ vector.vector
     best = int(np.argmax(similarities))
     return fresh[best], float(similarities[best])
+
+
+def _fresh_entries(agent, resource, model: str, exclude=None) -> list[MemoryEntry]:
+    return list(
+        MemoryEntry.objects.filter(agent=agent, resource=resource)
+        .exclude(search_item__embeddings__model=model)
+        .exclude(pk=exclude)
+        .order_by("-created_at", "-id")[:FRESH_ENTRIES_COMPARED]
+    )
+
+
+@contextmanager
+def entries_embedded_ahead(*, agent: Agent, resource: Resource | None, contents: list[str]):
+    """Embed now what entry_create's similarity checks of these contents will embed.
+
+    For a caller that creates several entries in one transaction (consolidation): the checks
+    then embed nothing inside it, so the transaction (on SQLite, the database's one write lock)
+    lasts as long as the writes, not as long as the embedder.
+    """
+    serving = vector_model_serving(project_id=agent.project_id)
+    if serving is None:
+        yield
+        return
+    texts = [normalise(content) for content in contents]
+    texts += [entry.content for entry in _fresh_entries(agent, resource, serving.model)]
+    with embeddings_precomputed(serving.model, serving.dims, texts):
+        yield
 
 
 def entry_set_status(*, entry: MemoryEntry, status: str, actor: str) -> MemoryEntry:

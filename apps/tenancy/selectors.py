@@ -1,16 +1,20 @@
 """Reads for projects, agents, keys and resources."""
 
+import logging
 from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import caches
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from django.utils import timezone
 
+from apps.core.database_errors import database_busy
 from apps.tenancy.keys import key_matches, key_prefix
 from apps.tenancy.models import Agent, ApiKey, Project, Resource
+
+logger = logging.getLogger(__name__)
 
 
 class KeyRejected(Exception):
@@ -60,11 +64,22 @@ def _forget_keys(sender, instance, **kwargs):
 
 
 def _touch(api_key: ApiKey) -> bool:
-    """Record use, at most once per API_KEY_TOUCH_SECONDS so reads do not become writes."""
+    """Record use, at most once per API_KEY_TOUCH_SECONDS so reads do not become writes.
+
+    The time is bookkeeping: when SQLite's write lock stays taken past the busy timeout, the
+    request goes on without it (a read must not fail for it) and a later request records it.
+    """
     now = timezone.now()
     stale_before = now - timedelta(seconds=settings.API_KEY_TOUCH_SECONDS)
     if api_key.last_used_at is None or api_key.last_used_at < stale_before:
-        ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+        try:
+            with transaction.atomic():
+                ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+        except OperationalError as error:
+            if not database_busy(error):
+                raise
+            logger.warning("last use of API key %s not recorded: %s", api_key.prefix, error)
+            return False
         api_key.last_used_at = now
         return True
     return False
