@@ -4,7 +4,7 @@ import re
 from typing import NoReturn
 
 from apps.core.errors import ApplicationError
-from apps.core.text import text_problem
+from apps.core.text import name_normalise, name_problem, text_problem
 
 PATH_MAX = 255
 TAG_MAX = 64
@@ -14,24 +14,24 @@ SUFFIX = ".md"
 # [[target]] or [[target|label]]; a target holds no brackets, pipes or line breaks.
 WIKILINK = re.compile(r"\[\[([^\[\]|\n]+)(?:\|([^\[\]\n]+))?\]\]")
 _TAG = re.compile(r"^[\w][\w\-./:]*$", re.UNICODE)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def path_problem(path: str) -> str | None:
     """Say what is wrong with a note path, or return None when it is valid.
 
     A path is relative, `/`-separated and ends in `.md` (a note is exported as that file), so
-    no segment may be empty, `.` or `..`, or begin or end with a space.
+    no segment may be empty, `.` or `..`, or begin or end with a space; like any name it holds
+    no control or bidirectional control characters (apps/core/text.py).
     """
     if not path:
         return "must not be blank"
     if len(path) > PATH_MAX:
         return f"is {len(path)} characters; at most {PATH_MAX}"
-    problem = text_problem(path)
+    problem = name_problem(path)
     if problem:
         return problem
-    if _CONTROL.search(path) or "\\" in path:
-        return "must not contain control characters or backslashes"
+    if "\\" in path:
+        return "must not contain backslashes; separate folders with /"
     if path.startswith("/"):
         return "must be relative (no leading /), e.g. ops/deploy.md"
     if not path.endswith(SUFFIX) or path == SUFFIX or path.endswith("/" + SUFFIX):
@@ -50,6 +50,9 @@ def refuse(field: str, message: str) -> NoReturn:
 
 
 def path_check(path: str, *, field: str = "path") -> str:
+    """Return the path in NFC (one note per path however its letters were composed), or
+    refuse it naming the field."""
+    path = name_normalise(path)
     problem = path_problem(path)
     if problem:
         refuse(field, f"{path!r} {problem}.")
@@ -61,7 +64,7 @@ def link_target(text: str) -> str | None:
 
     A `#heading` after the path is dropped; a target that is no valid path is plain text.
     """
-    target = text.split("#", 1)[0].strip().lstrip("/")
+    target = name_normalise(text.split("#", 1)[0].strip().lstrip("/"))
     if target and not target.endswith(SUFFIX):
         target += SUFFIX
     return target if path_problem(target) is None else None

@@ -11,6 +11,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from apps.core.database_errors import database_busy
+from apps.core.text import name_normalise
 from apps.tenancy.keys import key_matches, key_prefix
 from apps.tenancy.models import Agent, ApiKey, Project, Resource
 
@@ -86,6 +87,9 @@ def _touch(api_key: ApiKey) -> bool:
 
 
 def resource_find(*, project: Project, external_id: str) -> Resource | None:
+    """Return the project's end user with this id, taken in NFC (as resource_get_or_create
+    stores it), or None."""
+    external_id = name_normalise(external_id)
     return Resource.objects.filter(project=project, external_id=external_id).first()
 
 
