@@ -108,7 +108,7 @@ def test_a_console_write_that_cannot_get_the_lock_answers_503_with_retry_after(
 
 
 def test_consolidation_holds_no_write_lock_while_the_embedder_works(write_lock, llm):
-    """An embedder that takes 0.3 s a call: writers with a shorter busy timeout still get in."""
+    """An embedder that takes 1.5 s a call: writers with a 1 s busy timeout still get in."""
     alice = make_actor("acme", "alice")
     config_update(
         project=alice.agent.project,
@@ -118,7 +118,7 @@ def test_consolidation_holds_no_write_lock_while_the_embedder_works(write_lock, 
     config_update(agent=alice.agent, changes={"observer_model": ""}, changed_by="test")
     thread = thread_with(alice, conversation(60), resource_id="dana")
     job_run_pending()  # the vector index: consolidation's dedupe then embeds every entry
-    llm.delay(0.3)
+    llm.delay(1.5)
     refused = []
 
     def consolidate():
@@ -130,7 +130,7 @@ def test_consolidation_holds_no_write_lock_while_the_embedder_works(write_lock, 
     worker = threading.Thread(target=consolidate)
     worker.start()
     while worker.is_alive():
-        other = sqlite3.connect(connection.settings_dict["NAME"], timeout=0.25)
+        other = sqlite3.connect(connection.settings_dict["NAME"], timeout=1.0)
         try:
             other.execute("BEGIN IMMEDIATE")
             other.execute("ROLLBACK")
