@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
-from apps.audit.services import audit_record
+from apps.audit.services import audit_record, audit_subject
 from apps.core.errors import ApplicationError, Conflict, Unprocessable
 from apps.episodic.models import LIVE_STATUSES, EntrySource, EntryStatus, MemoryEntry
 from apps.episodic.supersession import supersession_apply, validity_close, validity_open
@@ -374,7 +374,16 @@ def _audit(entry: MemoryEntry, actor: str, action: str, *, before, after) -> Non
         summary=entry.content[:120],
         before=before,
         after=after,
+        subject=_subject(entry),
     )
+
+
+def _subject(entry: MemoryEntry) -> str:
+    """The end user an entry is about: its resource, else the one of the thread it came from."""
+    resource_id = entry.resource_id
+    if resource_id is None and entry.thread_id is not None:
+        resource_id = entry.thread.resource_id
+    return audit_subject(entry.agent_id, resource_id)
 
 
 def entries_mark_recalled(*, entry_ids: list) -> None:

@@ -4,7 +4,7 @@ from collections import Counter
 
 from django.db import transaction
 
-from apps.audit.services import audit_record, audit_redact
+from apps.audit.services import audit_record, audit_redact, audit_redact_subject, audit_subject
 from apps.core.database import deleted_text_release
 from apps.core.errors import NotFound
 from apps.lifecycle.registry import AUDITED, KINDS, Scope, kind_name
@@ -24,8 +24,9 @@ def resource_forget(*, agent: Agent, resource_external_id: str, actor: str) -> d
        row it removes, the CASCADE-deleted ones included, per model. Every registered kind is
        reported, 0 when it had nothing.
     3. Delete the end user's own row when nothing of any agent refers to it any more.
-    4. Blank the words in the audit rows of what was deleted (who, when and what kind stay),
-       and record the counts (the counts only: what was forgotten stays forgotten).
+    4. Blank the words in the audit rows of what was deleted, and of anything the agent kept of
+       the end user and deleted earlier (who, when and what kind stay), and record the counts
+       (the counts only: what was forgotten stays forgotten).
     5. After the commit, leave no copy of the words in the database files either: the lexical
        index drops its deleted entries, and on SQLite (secure_delete zeroes freed pages) the
        write-ahead log is checkpointed and truncated.
@@ -63,6 +64,8 @@ def resource_forget(*, agent: Agent, resource_external_id: str, actor: str) -> d
             deleted["resources"] = per_model.get("tenancy.Resource", 0)
         for object_type, object_ids in audited.items():
             audit_redact(object_type=object_type, object_ids=object_ids)
+        # Also the rows of objects deleted before today (an entry deleted by id, say).
+        audit_redact_subject(subject=audit_subject(agent.pk, resource_pk))
         audit_record(
             actor=actor,
             action="resource.forget",

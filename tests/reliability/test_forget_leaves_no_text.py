@@ -35,6 +35,9 @@ def _tell_everything(alice, resource_id: str) -> None:
     checkpoint = alice.post(f"/api/v1/runs/{run['id']}/checkpoints", {"state": {"w": said}})
     alice.post(f"/api/v1/checkpoints/{checkpoint.json()['id']}/resume", {"input": said})
     alice.post(f"/api/v1/threads/{thread['id']}/context", {"query": CANARY})
+    # Deleted before the end user is forgotten: its audit rows keep its words until then.
+    gone = alice.post("/api/v1/episodic", {"content": f"{said} once", "resource_id": resource_id})
+    assert alice.delete(f"/api/v1/episodic/{gone.json()['id']}").status_code == 204
 
 
 def _occurrences(data: bytes) -> int:
