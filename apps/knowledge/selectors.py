@@ -37,7 +37,11 @@ def knowledge_base_get(*, project: Project, slug: str) -> KnowledgeBase:
 
 
 def document_list(*, kb: KnowledgeBase, status: str | None = None):
-    documents = Document.objects.filter(knowledge_base=kb).select_related("knowledge_base")
+    documents = (
+        Document.objects.filter(knowledge_base=kb)
+        .select_related("knowledge_base")
+        .order_by("-created_at", "-id")
+    )
     if status is not None:
         documents = documents.filter(status=status)
     return documents

@@ -108,7 +108,7 @@ def agent_list(*, project: Project | None = None):
 
 def api_key_list(*, project: Project | None = None, agent=None, active: bool | None = None):
     """Keys newest first with their agent and project; active=False gives the revoked ones."""
-    keys = ApiKey.objects.select_related("agent__project")
+    keys = ApiKey.objects.select_related("agent__project").order_by("-created_at", "-id")
     if project is not None:
         keys = keys.filter(agent__project=project)
     if agent is not None:

@@ -9,7 +9,13 @@ import uuid
 
 import pytest
 
+from apps.knowledge.models import Document
+from apps.knowledge.selectors import document_list
+from apps.knowledge.services import document_from_text, knowledge_base_create
 from apps.runstate.models import IterationLog
+from apps.tenancy.models import ApiKey
+from apps.tenancy.selectors import api_key_list
+from apps.tenancy.services import api_key_issue
 from apps.threads.models import Thread
 
 RAND_B = (1 << 62) - 1  # the last 62 random bits of a UUIDv7
@@ -58,3 +64,19 @@ def test_rows_of_one_microsecond_are_ordered_by_id_on_every_page(alice, limit):
         url, params = body["next"], None
 
     assert seen == sorted(made, reverse=True)
+
+
+def test_the_console_lists_keys_and_documents_made_within_one_millisecond_newest_first(alice):
+    second_key = api_key_issue(agent=alice.agent).api_key  # alice's own key came first
+    first_key = ApiKey.objects.exclude(pk=second_key.pk).get()
+    first_key_id = _id_after_within_its_millisecond(ApiKey, first_key.pk, str(second_key.pk))
+    kb = knowledge_base_create(project=alice.agent.project, slug="ops")
+    first_doc = document_from_text(kb=kb, title="One", text="one", actor="t").document
+    second_doc = document_from_text(kb=kb, title="Two", text="two", actor="t").document
+    first_doc_id = _id_after_within_its_millisecond(Document, first_doc.pk, str(second_doc.pk))
+
+    keys = [str(key.pk) for key in api_key_list(agent=alice.agent)]
+    documents = [str(document.pk) for document in document_list(kb=kb)]
+
+    assert keys == [str(second_key.pk), first_key_id]
+    assert documents == [str(second_doc.pk), first_doc_id]
