@@ -16,7 +16,11 @@ def database_from_url(url: str, *, data_dir: Path, busy_timeout: int) -> dict:
         config["CONN_MAX_AGE"] = 600
         config["OPTIONS"] = {
             # WAL lets readers run beside the single writer; NORMAL sync is durable under WAL.
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            # secure_delete zeroes the pages deleted rows leave free, so a forgotten end user's
+            # words cannot be read back from the file (apps/core/database.py truncates the WAL).
+            "init_command": (
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA secure_delete=ON;"
+            ),
             # Every transaction takes the write lock up front, so a writer never fails halfway
             # through with SQLITE_BUSY after reading; it waits on the busy timeout instead.
             "transaction_mode": "IMMEDIATE",

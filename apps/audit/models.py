@@ -16,6 +16,10 @@ class AuditEvent(models.Model):
         "tenancy.Project", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     summary = models.CharField(max_length=300, blank=True)
+    # "<agent id>/<resource id>" when the change is about what an agent keeps of one end user
+    # (audit_subject()): forgetting the end user blanks these rows' words, also of objects
+    # deleted before. Plain text, not foreign keys: the row outlives both.
+    subject = models.CharField(max_length=80, blank=True, db_index=True)
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
 

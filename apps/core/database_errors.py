@@ -23,3 +23,14 @@ def unusable_database_message(error: OperationalError) -> str | None:
             "writable (or fix DATABASE_URL / DATA_DIR), then run this again."
         )
     return None
+
+
+# What a client is told to wait before trying again when the database was too busy: about one
+# short background transaction, so a retry is likely to find the lock free.
+BUSY_RETRY_AFTER_SECONDS = 5
+
+
+def database_busy(error: BaseException | None) -> bool:
+    """Return whether error is SQLite's "database is locked": the write lock was not free within
+    the busy timeout (another writer held it). The request was fine; it can be sent again."""
+    return isinstance(error, OperationalError) and "database is locked" in str(error)

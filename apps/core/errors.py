@@ -4,13 +4,16 @@ Every error leaves the API as {"error": {"code", "message", "details"}} with a 4
 """
 
 import logging
+import sys
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
+
+from apps.core.database_errors import BUSY_RETRY_AFTER_SECONDS, database_busy
 
 logger = logging.getLogger(__name__)
 
@@ -78,10 +81,23 @@ def _validation_message(detail) -> str:
     return f"{where}: {node}" if where else str(node)
 
 
+BUSY_MESSAGE = (
+    "The database is busy with another write and did not free up in time; nothing was "
+    "changed. Send the request again after the Retry-After seconds."
+)
+
+
 def api_exception_handler(exc, context):
     """Render every API error in the one shape; unknown exceptions stay 500s for the logs."""
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+    if database_busy(exc):
+        logger.warning("answered 503: %s", exc)
+        return Response(
+            error_body("database_busy", BUSY_MESSAGE),
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)},
+        )
     if isinstance(exc, RequestDataTooBig):
         exc = exceptions.APIException("Request body too large.")
         exc.status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
@@ -115,9 +131,27 @@ def not_found(request, exception=None):
 
 
 def server_error(request):
-    """500 page: JSON in the API's error shape under /api/, Django's page elsewhere."""
+    """500 page: JSON in the API's error shape under /api/, Django's page elsewhere.
+
+    A database too busy to take the write in time is no server failure: 503 with Retry-After
+    (the console's pages, and anything outside an API view, end up here).
+    """
+    if database_busy(sys.exc_info()[1]):
+        return _busy(request)
     if request.path.startswith("/api/"):
         return JsonResponse(
             error_body("server_error", "The server failed; the error was logged."), status=500
         )
     return defaults.server_error(request)
+
+
+def _busy(request):
+    if request.path.startswith("/api/"):
+        response = JsonResponse(error_body("database_busy", BUSY_MESSAGE), status=503)
+    else:
+        response = HttpResponse(
+            f"<!doctype html><title>Busy</title><h1>Busy, try again</h1><p>{BUSY_MESSAGE}</p>",
+            status=503,
+        )
+    response["Retry-After"] = str(BUSY_RETRY_AFTER_SECONDS)
+    return response

@@ -1,6 +1,7 @@
 """What text the database cannot store, said so that a client knows what to fix; JSON's depth."""
 
 import re
+import unicodedata
 
 # What PostgreSQL refuses in any text or jsonb string: NUL, and UTF-16 surrogates without their
 # pair (a paired \ud83d\ude00 reaches Python as one code point, so any surrogate left is lone).
@@ -36,3 +37,31 @@ def json_too_deep(value, limit: int = JSON_MAX_DEPTH) -> bool:
             items = node.values() if isinstance(node, dict) else node
             pending.extend((item, depth + 1) for item in items)
     return False
+
+
+# In a name (a note path, an end user's id, a slug): C0 and C1 control characters, and the
+# characters that reorder how text is shown without being seen themselves (bidirectional
+# embeddings, overrides and isolates, and the direction marks). With them two different names
+# look alike, or a name shows as another ("Trojan Source", CVE-2021-42574).
+_NAME_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_NAME_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def name_normalise(name: str) -> str:
+    """Return the name in Unicode NFC, so that a name typed precomposed (Ä) or decomposed (A +
+    combining diaeresis) is one name."""
+    return unicodedata.normalize("NFC", name)
+
+
+def name_problem(name: str) -> str | None:
+    """Say what a name holds that no name may, and how to fix it, or return None."""
+    found = _NAME_CONTROL.search(name)
+    if found:
+        return f"contains the control character U+{ord(found.group()):04X}; remove it"
+    found = _NAME_BIDI.search(name)
+    if found:
+        return (
+            f"contains the bidirectional control character U+{ord(found.group()):04X}, which "
+            "changes how the name is shown; remove it"
+        )
+    return text_problem(name)

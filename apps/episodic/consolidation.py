@@ -20,7 +20,7 @@ from apps.episodic.models import LIVE_STATUSES, ConsolidationProgress, EntryKind
 from apps.episodic.prompts import consolidation_create as create_memory
 from apps.episodic.prompts import consolidation_is_useful as is_useful
 from apps.episodic.prompts import consolidation_rewrite as rewrite_memory
-from apps.episodic.services import entry_create
+from apps.episodic.services import entries_embedded_ahead, entry_create
 from apps.providers.llm import ChatModel, LLMError, LLMOutputError
 from apps.search.scope import Scope
 from apps.search.selectors import query_vector, search
@@ -248,7 +248,9 @@ def _publish(thread, after, batch, candidates, method, chat, report: ThreadRepor
         if method == "llm"
         else fallback.VERSION
     )
-    with transaction.atomic():
+    contents = [candidate.content for candidate in candidates]
+    ahead = entries_embedded_ahead(agent=thread.agent, resource=thread.resource, contents=contents)
+    with ahead, transaction.atomic():
         claimed = ConsolidationProgress.objects.filter(
             thread=thread, consolidated_up_to=after
         ).update(consolidated_up_to=last, updated_at=timezone.now())
@@ -257,8 +259,8 @@ def _publish(thread, after, batch, candidates, method, chat, report: ThreadRepor
         created = duplicates = 0
         kept_seqs = set()
         for candidate in candidates:
-            # entry_create embeds for its similarity check when the project has an embedder;
-            # that call happens inside this transaction, the price of storing a batch at once.
+            # entry_create's similarity check embeds from what entries_embedded_ahead embedded
+            # before the transaction began: the write lock is not held while an embedder works.
             try:
                 result = entry_create(
                     agent=thread.agent,

@@ -31,7 +31,7 @@ def consolidation_enqueue_due(*, now=None) -> int:
     """
     now = now or timezone.now()
     due = 0
-    for agent in Agent.objects.order_by("created_at").iterator():
+    for agent in Agent.objects.order_by("created_at", "id").iterator():
         config = config_effective(agent=agent)
         since = now - timedelta(seconds=config["consolidation_interval_seconds"])
         thread_ids = (

@@ -6,7 +6,9 @@ entry's version, keeps the previous text in the audit log, and re-indexes the en
 vectors are dropped and the new text is embedded in the background).
 """
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
 
 from apps.core.errors import ApplicationError, Conflict
 from apps.episodic.models import EntryStatus, MemoryEntry
@@ -15,8 +17,8 @@ from apps.episodic.services import (
     _by_hash,
     _check_evidence,
     _most_similar,
-    _save_unless_twin,
     _snapshot,
+    _twin_conflict,
     content_hash,
     entry_set_status,
     normalise,
@@ -82,25 +84,24 @@ def entry_update(
     version, when given, is the version the caller read: a stale one is a 409. With
     requires_approval, an approved entry whose text changes goes back to pending, so moderators
     see the words that will be recalled.
+
+    1. Refuse a stale version or a superseded entry at once, from the row as read.
+    2. Check the new text (outside the transaction: the similarity check may call the embedder).
+    3. Write with a conditional UPDATE on the version everything was checked against, so of
+       several writers that read the same version exactly one wins and the others get a 409
+       naming the current version (a Python comparison alone let each of them overwrite).
     """
     if version is not None and version != entry.version:
-        raise Conflict(
-            f"version: {version} is stale; the entry is at version {entry.version}. "
-            "Read it again and re-apply the change.",
-            code="stale_version",
-        )
+        raise _stale(entry, version, current=entry.version)
     if entry.status == EntryStatus.SUPERSEDED:
-        raise Conflict(
-            f"entry {entry.id} is superseded by {entry.superseded_by_id}: it is kept as history "
-            "and cannot change; edit its successor instead.",
-            code="superseded",
-        )
+        raise _superseded(entry.id, entry.superseded_by_id)
     new_content = entry_edit_check(entry=entry, content=content) if content is not None else None
     changed_text = new_content is not None and new_content != entry.content
     if not changed_text and (metadata is None or metadata == entry.metadata):
         return entry
     before = _snapshot(entry)
-    fields = ["metadata", "version", "updated_at"]
+    read_version = entry.version
+    fields = ["metadata"]
     with transaction.atomic():
         if metadata is not None:
             entry.metadata = metadata
@@ -108,17 +109,65 @@ def entry_update(
             entry.content = new_content
             entry.content_hash = content_hash(new_content)
             fields += ["content", "content_hash"]
-        entry.version += 1
-        _save_unless_twin(entry, update_fields=fields)
+        _update_if_version(entry, read_version, fields)
         if changed_text:
             index_set_content(item=entry.search_item, content=entry.content)
         after = {**_snapshot(entry), "version": entry.version}
-        _audit(
-            entry, actor, "entry.edit", before={**before, "version": entry.version - 1}, after=after
-        )
+        _audit(entry, actor, "entry.edit", before={**before, "version": read_version}, after=after)
         if changed_text and requires_approval and entry.status == EntryStatus.APPROVED:
             entry_set_status(entry=entry, status=EntryStatus.PENDING, actor=actor)
     return entry
+
+
+def _update_if_version(entry: MemoryEntry, read_version: int, fields: list[str]) -> None:
+    """Write the entry's fields and bump its version, if it is still at read_version and live."""
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            updated = (
+                MemoryEntry.objects.filter(pk=entry.pk, version=read_version)
+                .exclude(status=EntryStatus.SUPERSEDED)
+                .update(
+                    version=F("version") + 1,
+                    updated_at=now,
+                    **{field: getattr(entry, field) for field in fields},
+                )
+            )
+    except IntegrityError:
+        conflict = _twin_conflict(entry)
+        if conflict is None:
+            raise
+        raise conflict from None
+    if not updated:
+        current = (
+            MemoryEntry.objects.filter(pk=entry.pk)
+            .values("version", "status", "superseded_by_id")
+            .first()
+        )
+        if current is None:
+            raise Conflict(f"entry {entry.id} was deleted since you read it.", code="deleted")
+        if current["status"] == EntryStatus.SUPERSEDED:
+            raise _superseded(entry.id, current["superseded_by_id"])
+        raise _stale(entry, read_version, current=current["version"])
+    entry.version = read_version + 1
+    entry.updated_at = now
+
+
+def _stale(entry: MemoryEntry, version: int, *, current: int) -> Conflict:
+    return Conflict(
+        f"version: {version} is stale; the entry is at version {current}. "
+        "Read it again and re-apply the change.",
+        details={"current_version": current},
+        code="stale_version",
+    )
+
+
+def _superseded(entry_id, superseded_by_id) -> Conflict:
+    return Conflict(
+        f"entry {entry_id} is superseded by {superseded_by_id}: it is kept as history and "
+        "cannot change; edit its successor instead.",
+        code="superseded",
+    )
 
 
 def entry_edit(*, entry: MemoryEntry, content: str, actor: str) -> MemoryEntry:

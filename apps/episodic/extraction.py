@@ -196,7 +196,7 @@ def _ask(chat: ChatModel, thread, turn) -> list:
         MemoryEntry.objects.filter(
             agent=thread.agent, resource=thread.resource, status__in=LIVE_STATUSES
         )
-        .order_by("-created_at")
+        .order_by("-created_at", "-id")
         .values_list("id", "content")[:KNOWN_ENTRIES]
     )
     messages = prompt.extraction_prompt(

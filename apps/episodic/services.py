@@ -6,6 +6,7 @@ Edits (the API's PATCH, the console's edit-then-approve) live in apps/episodic/e
 import hashlib
 import logging
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,16 +14,17 @@ from django.db import IntegrityError, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
-from apps.audit.services import audit_record
+from apps.audit.services import audit_record, audit_subject
 from apps.core.errors import ApplicationError, Conflict, Unprocessable
 from apps.episodic.models import LIVE_STATUSES, EntrySource, EntryStatus, MemoryEntry
 from apps.episodic.supersession import supersession_apply, validity_close, validity_open
 from apps.memconfig.selectors import config_effective
-from apps.providers.embeddings import embedder_for
+from apps.providers.embeddings import embedder_for, embeddings_precomputed
 from apps.providers.errors import EmbeddingError
 from apps.search.indexing import index_entry, index_set_visible
 from apps.search.scope import Scope
 from apps.search.selectors import nearest, query_vector
+from apps.search.vectors import vector_model_serving
 from apps.tenancy.models import Agent, Resource
 from apps.threads.models import Message, Role, Thread
 
@@ -183,7 +185,9 @@ def _by_hash(agent, resource, digest) -> MemoryEntry | None:
     return (
         MemoryEntry.objects.filter(agent=agent, resource=resource, content_hash=digest)
         .order_by(
-            Case(When(status__in=LIVE_STATUSES, then=Value(0)), default=Value(1)), "-created_at"
+            Case(When(status__in=LIVE_STATUSES, then=Value(0)), default=Value(1)),
+            "-created_at",
+            "-id",
         )
         .first()
     )
@@ -231,12 +235,7 @@ def _nearest_embedded(agent, resource, vector, exclude=None) -> tuple[MemoryEntr
 
 def _nearest_fresh(agent, resource, vector, exclude=None) -> tuple[MemoryEntry, float] | None:
     """Compare the scope's newest entries without a vector of the serving model yet."""
-    fresh = list(
-        MemoryEntry.objects.filter(agent=agent, resource=resource)
-        .exclude(search_item__embeddings__model=vector.model)
-        .exclude(pk=exclude)
-        .order_by("-created_at")[:FRESH_ENTRIES_COMPARED]
-    )
+    fresh = _fresh_entries(agent, resource, vector.model, exclude)
     if not fresh:
         return None
     try:
@@ -248,6 +247,33 @@ def _nearest_fresh(agent, resource, vector, exclude=None) -> tuple[MemoryEntry, 
     similarities = np.asarray(embedded, np.float32) @ vector.vector
     best = int(np.argmax(similarities))
     return fresh[best], float(similarities[best])
+
+
+def _fresh_entries(agent, resource, model: str, exclude=None) -> list[MemoryEntry]:
+    return list(
+        MemoryEntry.objects.filter(agent=agent, resource=resource)
+        .exclude(search_item__embeddings__model=model)
+        .exclude(pk=exclude)
+        .order_by("-created_at", "-id")[:FRESH_ENTRIES_COMPARED]
+    )
+
+
+@contextmanager
+def entries_embedded_ahead(*, agent: Agent, resource: Resource | None, contents: list[str]):
+    """Embed now what entry_create's similarity checks of these contents will embed.
+
+    For a caller that creates several entries in one transaction (consolidation): the checks
+    then embed nothing inside it, so the transaction (on SQLite, the database's one write lock)
+    lasts as long as the writes, not as long as the embedder.
+    """
+    serving = vector_model_serving(project_id=agent.project_id)
+    if serving is None:
+        yield
+        return
+    texts = [normalise(content) for content in contents]
+    texts += [entry.content for entry in _fresh_entries(agent, resource, serving.model)]
+    with embeddings_precomputed(serving.model, serving.dims, texts):
+        yield
 
 
 def entry_set_status(*, entry: MemoryEntry, status: str, actor: str) -> MemoryEntry:
@@ -279,24 +305,32 @@ def _save_unless_twin(entry: MemoryEntry, *, update_fields: list[str]) -> None:
         with transaction.atomic():
             entry.save(update_fields=update_fields)
     except IntegrityError:
-        twin = (
-            MemoryEntry.objects.filter(
-                agent=entry.agent_id,
-                resource=entry.resource_id,
-                content_hash=entry.content_hash,
-                status__in=LIVE_STATUSES,
-            )
-            .exclude(pk=entry.pk)
-            .first()
-        )
-        if twin is None:
+        conflict = _twin_conflict(entry)
+        if conflict is None:
             raise
-        raise Conflict(
-            f"content: entry {twin.id} ({twin.status}) of this agent and resource already says "
-            "this; reject or delete one of them first.",
-            details={"entry_id": str(twin.id)},
-            code="duplicate",
-        ) from None
+        raise conflict from None
+
+
+def _twin_conflict(entry: MemoryEntry) -> Conflict | None:
+    """Return the 409 for a live entry of the scope saying what entry now says, or None."""
+    twin = (
+        MemoryEntry.objects.filter(
+            agent=entry.agent_id,
+            resource=entry.resource_id,
+            content_hash=entry.content_hash,
+            status__in=LIVE_STATUSES,
+        )
+        .exclude(pk=entry.pk)
+        .first()
+    )
+    if twin is None:
+        return None
+    return Conflict(
+        f"content: entry {twin.id} ({twin.status}) of this agent and resource already says "
+        "this; reject or delete one of them first.",
+        details={"entry_id": str(twin.id)},
+        code="duplicate",
+    )
 
 
 def entry_delete(*, entry: MemoryEntry, actor: str) -> None:
@@ -340,7 +374,16 @@ def _audit(entry: MemoryEntry, actor: str, action: str, *, before, after) -> Non
         summary=entry.content[:120],
         before=before,
         after=after,
+        subject=_subject(entry),
     )
+
+
+def _subject(entry: MemoryEntry) -> str:
+    """The end user an entry is about: its resource, else the one of the thread it came from."""
+    resource_id = entry.resource_id
+    if resource_id is None and entry.thread_id is not None:
+        resource_id = entry.thread.resource_id
+    return audit_subject(entry.agent_id, resource_id)
 
 
 def entries_mark_recalled(*, entry_ids: list) -> None:

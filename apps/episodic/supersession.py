@@ -8,7 +8,7 @@ current at any earlier time (as Zep/Graphiti keep facts bi-temporally), rather t
 from django.db.models import Q
 from django.utils import timezone
 
-from apps.audit.services import audit_record
+from apps.audit.services import audit_record, audit_subject
 from apps.episodic.models import LIVE_STATUSES, EntryStatus, MemoryEntry
 from apps.search.indexing import index_set_visible
 
@@ -58,6 +58,7 @@ def supersession_apply(*, entry: MemoryEntry, actor: str) -> MemoryEntry | None:
         ]
     )
     index_set_visible(items=Q(entry=older), visible=False)
+    resource_id = older.resource_id or (older.thread.resource_id if older.thread_id else None)
     audit_record(
         actor=actor,
         action="entry.supersede",
@@ -67,6 +68,7 @@ def supersession_apply(*, entry: MemoryEntry, actor: str) -> MemoryEntry | None:
         summary=older.content[:120],
         before={"status": before, "content": older.content},
         after={"status": older.status, "superseded_by": str(entry.pk)},
+        subject=audit_subject(older.agent_id, resource_id),
     )
     return older
 

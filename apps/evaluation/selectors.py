@@ -7,7 +7,8 @@ from apps.evaluation.retrieval import METRICS, TYPES_ORDER
 
 
 def evaluation_list():
-    return EvaluationRun.objects.select_related("project")
+    """Runs newest first (ids order only by the millisecond: the time first, then the id)."""
+    return EvaluationRun.objects.select_related("project").order_by("-created_at", "-id")
 
 
 def evaluation_get(*, run_id) -> EvaluationRun | None:

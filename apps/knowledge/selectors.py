@@ -5,7 +5,8 @@ from dataclasses import dataclass
 
 from django.db.models import Count
 
-from apps.core.errors import NotFound
+from apps.core.errors import ApplicationError, NotFound
+from apps.core.text import name_normalise, name_problem
 from apps.knowledge.models import Chunk, Document, KnowledgeBase
 from apps.search.models import ItemKind
 from apps.search.selectors import Floor, search_for_agent
@@ -16,7 +17,19 @@ def knowledge_base_list(*, project: Project):
     return KnowledgeBase.objects.filter(project=project)
 
 
+def knowledge_base_slug_clean(slug: str) -> str:
+    """Return a knowledge base's slug in NFC and case-folded (kb-a and KB-A are one base), or
+    refuse it (400 naming slug) with control or bidirectional control characters."""
+    slug = name_normalise(slug).casefold()
+    problem = name_problem(slug)
+    if problem:
+        message = f"{slug!r} {problem}."
+        raise ApplicationError(f"slug: {message}", details={"slug": [message]})
+    return slug
+
+
 def knowledge_base_get(*, project: Project, slug: str) -> KnowledgeBase:
+    slug = knowledge_base_slug_clean(slug)
     kb = KnowledgeBase.objects.filter(project=project, slug=slug).first()
     if kb is None:
         raise NotFound(f"No knowledge base {slug!r} in this project.")
@@ -24,7 +37,11 @@ def knowledge_base_get(*, project: Project, slug: str) -> KnowledgeBase:
 
 
 def document_list(*, kb: KnowledgeBase, status: str | None = None):
-    documents = Document.objects.filter(knowledge_base=kb).select_related("knowledge_base")
+    documents = (
+        Document.objects.filter(knowledge_base=kb)
+        .select_related("knowledge_base")
+        .order_by("-created_at", "-id")
+    )
     if status is not None:
         documents = documents.filter(status=status)
     return documents

@@ -22,6 +22,7 @@ from apps.knowledge.models import (
     Source,
     SourceKind,
 )
+from apps.knowledge.selectors import knowledge_base_slug_clean
 from apps.knowledge.sniff import MARKDOWN, UnsupportedContent, sniff_mime
 from apps.providers.tokens import count_tokens
 from apps.search.indexing import index_chunks, index_set_visible
@@ -43,6 +44,7 @@ def knowledge_base_get_or_create(
     get_or_create inserts inside its own savepoint and reads again after an IntegrityError, so a
     concurrent creator (another upsert, or POST knowledge-bases) yields the row it committed.
     """
+    slug = knowledge_base_slug_clean(slug)
     kb, created = KnowledgeBase.objects.get_or_create(
         project=project, slug=slug, defaults={"name": name or slug}
     )
@@ -136,6 +138,7 @@ def knowledge_base_create(
     The unique constraint decides, not a prior read: two concurrent creates (or a create racing a
     memory upsert into the same namespace) both pass a read, and the loser's insert fails.
     """
+    slug = knowledge_base_slug_clean(slug)
     try:
         with transaction.atomic():
             kb = KnowledgeBase.objects.create(

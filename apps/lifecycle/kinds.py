@@ -8,32 +8,34 @@ along; then the profile. Search items and vectors go with their message or entry
 from django.db.models import Q
 
 from apps.episodic.models import MemoryEntry
-from apps.lifecycle.registry import kind_register
-from apps.profiles.models import UserProfile
+from apps.lifecycle.registry import audited_register, kind_register
+from apps.profiles.models import SessionMemory, UserProfile
+from apps.runstate.models import Artifact, Checkpoint
 from apps.threads.models import Thread
 
-# Roots.
-kind_register(
-    "entries",
-    "episodic.MemoryEntry",
+
+def _entries(scope):
     # Entries of this end user, and entries of the agent taken from their threads even when
     # filed without a resource: derived from deleted messages, they go with them.
-    roots=lambda scope: MemoryEntry.objects.filter(
+    return MemoryEntry.objects.filter(
         Q(agent=scope.agent, resource=scope.resource)
         | Q(agent=scope.agent, thread_id__in=scope.thread_ids)
         | Q(agent=scope.agent, message__thread_id__in=scope.thread_ids)
-    ),
-)
-kind_register(
-    "threads",
-    "threads.Thread",
-    roots=lambda scope: Thread.objects.filter(pk__in=scope.thread_ids),
-)
-kind_register(
-    "profiles",
-    "profiles.UserProfile",
-    roots=lambda scope: UserProfile.objects.filter(agent=scope.agent, resource=scope.resource),
-)
+    )
+
+
+def _threads(scope):
+    return Thread.objects.filter(pk__in=scope.thread_ids)
+
+
+def _profiles(scope):
+    return UserProfile.objects.filter(agent=scope.agent, resource=scope.resource)
+
+
+# Roots.
+kind_register("entries", "episodic.MemoryEntry", roots=_entries)
+kind_register("threads", "threads.Thread", roots=_threads)
+kind_register("profiles", "profiles.UserProfile", roots=_profiles)
 
 # Deleted with their thread, run, message or entry.
 kind_register("messages", "threads.Message")
@@ -54,3 +56,16 @@ kind_register("extraction_runs", "episodic.ExtractionRun")
 kind_register("consolidation_progress", "episodic.ConsolidationProgress")
 kind_register("artifacts", "runstate.Artifact")
 kind_register("action_events", "actions.ActionEvent")
+
+# The audit rows of these rows hold the end user's words (an entry's text, the profile, the
+# session memory, an artifact's name, a checkpoint's resume input): forgetting blanks them.
+audited_register("memory_entry", _entries)
+audited_register("thread", _threads)
+audited_register("user_profile", _profiles)
+audited_register(
+    "session_memory", lambda scope: SessionMemory.objects.filter(thread_id__in=scope.thread_ids)
+)
+audited_register(
+    "checkpoint", lambda scope: Checkpoint.objects.filter(run__thread_id__in=scope.thread_ids)
+)
+audited_register("artifact", lambda scope: Artifact.objects.filter(thread_id__in=scope.thread_ids))

@@ -32,6 +32,9 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {}
+# The audit log names a changed row by (object_type, object_id); each object type whose rows
+# forgetting deletes, with the scope's rows of that type, so their audit rows lose their words.
+AUDITED: dict[str, Callable[[Scope], QuerySet]] = {}
 
 
 def kind_register(name: str, model: str, roots: Callable[[Scope], QuerySet] | None = None) -> None:
@@ -46,3 +49,8 @@ def kind_name(model_label: str) -> str:
     """Return the name a model's deleted rows are counted under (its label if unregistered)."""
     kind = KINDS.get(model_label)
     return kind.name if kind else model_label.lower()
+
+
+def audited_register(object_type: str, rows: Callable[[Scope], QuerySet]) -> None:
+    """Redact the audit rows of object_type about rows(scope) when the end user is forgotten."""
+    AUDITED[object_type] = rows

@@ -4,9 +4,11 @@ from collections import Counter
 
 from django.db import transaction
 
-from apps.audit.services import audit_record
+from apps.audit.services import audit_record, audit_redact, audit_redact_subject, audit_subject
+from apps.core.database import deleted_text_release
 from apps.core.errors import NotFound
-from apps.lifecycle.registry import KINDS, Scope, kind_name
+from apps.lifecycle.registry import AUDITED, KINDS, Scope, kind_name
+from apps.search.indexing import lexical_index_compact
 from apps.tenancy.models import Agent
 from apps.tenancy.selectors import resource_find
 from apps.threads.models import Thread
@@ -22,7 +24,12 @@ def resource_forget(*, agent: Agent, resource_external_id: str, actor: str) -> d
        row it removes, the CASCADE-deleted ones included, per model. Every registered kind is
        reported, 0 when it had nothing.
     3. Delete the end user's own row when nothing of any agent refers to it any more.
-    4. Record the counts in the audit log (the counts only: what was forgotten stays forgotten).
+    4. Blank the words in the audit rows of what was deleted, and of anything the agent kept of
+       the end user and deleted earlier (who, when and what kind stay), and record the counts
+       (the counts only: what was forgotten stays forgotten).
+    5. After the commit, leave no copy of the words in the database files either: the lexical
+       index drops its deleted entries, and on SQLite (secure_delete zeroes freed pages) the
+       write-ahead log is checkpointed and truncated.
     """
     resource = resource_find(project=agent.project, external_id=resource_external_id)
     if resource is None:
@@ -41,6 +48,10 @@ def resource_forget(*, agent: Agent, resource_external_id: str, actor: str) -> d
             raise NotFound(
                 f"resource_id: this agent keeps nothing of end user {resource_external_id!r}."
             )
+        audited = {
+            object_type: [str(pk) for pk in rows(scope).values_list("pk", flat=True)]
+            for object_type, rows in AUDITED.items()
+        }
         for kind in KINDS.values():
             if kind.roots is None:
                 continue
@@ -51,6 +62,10 @@ def resource_forget(*, agent: Agent, resource_external_id: str, actor: str) -> d
         if not _referenced(resource):
             _, per_model = resource.delete()
             deleted["resources"] = per_model.get("tenancy.Resource", 0)
+        for object_type, object_ids in audited.items():
+            audit_redact(object_type=object_type, object_ids=object_ids)
+        # Also the rows of objects deleted before today (an entry deleted by id, say).
+        audit_redact_subject(subject=audit_subject(agent.pk, resource_pk))
         audit_record(
             actor=actor,
             action="resource.forget",
@@ -60,7 +75,13 @@ def resource_forget(*, agent: Agent, resource_external_id: str, actor: str) -> d
             summary=f"forgot end user {resource_external_id[:200]} of {agent.slug}",
             after=dict(deleted),
         )
+        transaction.on_commit(_release_deleted_text)
     return dict(deleted)
+
+
+def _release_deleted_text() -> None:
+    lexical_index_compact()
+    deleted_text_release()
 
 
 def _referenced(resource) -> bool:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.db.models import Q, QuerySet
 
 from apps.core.errors import ApplicationError, NotFound
+from apps.core.text import name_normalise
 from apps.notes.markdown import markdown_html
 from apps.notes.models import Note, NoteLink
 from apps.search.models import ItemKind
@@ -33,7 +34,7 @@ def note_list(
     if tag is not None:
         notes = notes.filter(tag_rows__tag=tag)
     if path_prefix:
-        notes = notes.filter(path__startswith=path_prefix)
+        notes = notes.filter(path__startswith=name_normalise(path_prefix))
     return notes
 
 
@@ -47,7 +48,7 @@ def note_get(*, agent: Agent, note_id: uuid.UUID) -> Note:
 def note_read(*, agent: Agent, path: str, scope: str | None = None) -> Note:
     """Return the note at path that the agent sees: its own first, else the project's shared
     one (the way its links resolve); scope picks one of the two."""
-    notes = Note.objects.filter(_visible_to(agent), path=path)
+    notes = Note.objects.filter(_visible_to(agent), path=name_normalise(path))
     if scope is not None:
         notes = notes.filter(scope=scope)
     # Personal before shared: "personal" sorts first.
@@ -60,7 +61,7 @@ def note_read(*, agent: Agent, path: str, scope: str | None = None) -> Note:
 def note_at_path(*, project_id, agent: Agent | None, path: str) -> Note | None:
     """Return the note at path of an agent's personal notes, or of the shared ones (None)."""
     owner = {"agent": agent} if agent is not None else {"agent__isnull": True}
-    return Note.objects.filter(project_id=project_id, path=path, **owner).first()
+    return Note.objects.filter(project_id=project_id, path=name_normalise(path), **owner).first()
 
 
 @dataclass(frozen=True)

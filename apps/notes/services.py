@@ -9,10 +9,18 @@ from django.db.models import F
 from django.utils import timezone
 
 from apps.audit.services import audit_record
-from apps.core.errors import ApplicationError, Conflict
+from apps.core.errors import Conflict
 from apps.core.text import text_problem
 from apps.notes.models import Note, NoteLink, NoteScope, NoteTag
-from apps.notes.paths import SUFFIX, links_in, path_check, tags_check, title_check, title_default
+from apps.notes.paths import (
+    SUFFIX,
+    links_in,
+    path_check,
+    refuse,
+    tags_check,
+    title_check,
+    title_default,
+)
 from apps.notes.selectors import note_at_path, note_read, note_search
 from apps.search.indexing import index_note, index_note_content
 from apps.tenancy.models import Agent
@@ -38,9 +46,9 @@ def note_create(
     taken (the note gets a new one). 409 when the scope already has the path.
     """
     if scope not in NoteScope.values:
-        raise ApplicationError(f"scope: must be one of {', '.join(NoteScope.values)}.")
+        refuse("scope", f"must be one of {', '.join(NoteScope.values)}.")
     if agent is None and (scope == NoteScope.PERSONAL or project is None):
-        raise ApplicationError("agent: a personal note needs the agent it belongs to.")
+        refuse("agent", "a personal note needs the agent it belongs to.")
     project_id = agent.project_id if agent is not None else project.id
     if title is None:  # not given; an empty title given stays empty
         title = title_default(path, content)
@@ -188,7 +196,7 @@ def search_text(note: Note) -> str:
 def _checked(*, path: str, content: str, title: str, tags: list[str]) -> dict:
     problem = text_problem(content)
     if problem:
-        raise ApplicationError(f"content: {problem}.")
+        refuse("content", f"{problem}.")
     return {
         "path": path_check(path),
         "content": content,

@@ -9,7 +9,7 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from apps.audit.services import audit_record
+from apps.audit.services import audit_record, audit_subject
 from apps.core.errors import ApplicationError, Conflict
 from apps.core.text import text_problem
 from apps.profiles.models import (
@@ -58,6 +58,7 @@ def profile_put(
             "action": "profile.write",
             "object_type": "user_profile",
             "project_id": agent.project_id,
+            "subject": audit_subject(agent.pk, resource.pk),
         },
         summary=f"profile of {resource.external_id}",
         name="Profile",
@@ -96,6 +97,7 @@ def session_memory_put(
             "action": "session_memory.write",
             "object_type": "session_memory",
             "project_id": agent.project_id,
+            "subject": audit_subject(agent.pk, thread.resource_id),
         },
         summary=f"session memory of thread {thread.id}",
         name="Session memory",

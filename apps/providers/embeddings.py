@@ -10,6 +10,10 @@ embedder_for(model, dimensions) picks one from the memory config's embedder_mode
 import hashlib
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
 from typing import Protocol
@@ -231,7 +235,18 @@ def _index(item: dict) -> int:
 
 
 def embedder_for(model: str, dimensions: int) -> Embedder | None:
-    """Return the embedder for a configured model name, or None when vectors are off."""
+    """Return the embedder for a configured model name, or None when vectors are off.
+
+    Inside embeddings_precomputed() for the same model, it answers the texts embedded there
+    from memory.
+    """
+    remembered = _precomputed.get()
+    if model and remembered is not None and remembered.serves(model, dimensions):
+        return _Remembering(remembered)
+    return _embedder_for(model, dimensions)
+
+
+def _embedder_for(model: str, dimensions: int) -> Embedder | None:
     if not model:
         return None
     if model == HASH_MODEL:
@@ -249,3 +264,63 @@ def embedder_for(model: str, dimensions: int) -> Embedder | None:
     return OpenAIEmbedder(
         model, dimensions, batch_size=settings.EMBEDDING_BATCH_SIZE, **endpoint_options()
     )
+
+
+@dataclass
+class _Precomputed:
+    model: str
+    dimensions: int
+    vectors: dict[str, list[float]] = field(default_factory=dict)
+    failure: EmbeddingError | None = None  # the embedder failed: fail again at once
+
+    def serves(self, model: str, dimensions: int) -> bool:
+        return (self.model, self.dimensions) == (model, dimensions)
+
+
+_precomputed: ContextVar[_Precomputed | None] = ContextVar("embeddings_precomputed", default=None)
+
+
+@contextmanager
+def embeddings_precomputed(model: str, dimensions: int, texts: list[str]) -> Iterator[None]:
+    """Embed texts now, and inside the block answer embed() calls for them from memory.
+
+    For work that embeds inside a transaction (a dedupe check before an insert): embedding
+    first keeps the transaction, and on SQLite the database's one write lock, as short as
+    the writes. If the embedder fails here, calls inside the block fail at once the same way
+    instead of waiting on it again with the lock held.
+    """
+    remembered = _Precomputed(model, dimensions)
+    embedder = _embedder_for(model, dimensions)
+    unique = list(dict.fromkeys(texts))
+    if embedder is not None and unique:
+        try:
+            remembered.vectors = dict(zip(unique, embedder.embed(unique), strict=True))
+        except EmbeddingError as error:
+            remembered.failure = error
+    token = _precomputed.set(remembered)
+    try:
+        yield
+    finally:
+        _precomputed.reset(token)
+
+
+class _Remembering:
+    """An embedder answering the texts of embeddings_precomputed() from memory.
+
+    The real embedder is made only for a text not embedded ahead: making one is not free (an
+    API client loads the system's certificates, ~50 ms).
+    """
+
+    def __init__(self, remembered: _Precomputed):
+        self.model, self.dimensions = remembered.model, remembered.dimensions
+        self._remembered = remembered
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        remembered = self._remembered
+        missing = [text for text in dict.fromkeys(texts) if text not in remembered.vectors]
+        if missing:
+            if remembered.failure is not None:
+                raise remembered.failure
+            embedder = _embedder_for(self.model, self.dimensions)
+            remembered.vectors.update(zip(missing, embedder.embed(missing), strict=True))
+        return [remembered.vectors[text] for text in texts]

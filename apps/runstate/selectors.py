@@ -39,17 +39,21 @@ def snapshot_get(*, run: Run) -> RunSnapshot:
 
 def run_state_for_thread(*, thread: Thread) -> dict:
     """Everything the console shows beside a thread's timeline."""
-    runs = list(Run.objects.filter(thread=thread).order_by("-id")[:50])
+    # Newest first by creation time: ids alone order only by the millisecond (UUIDv7).
+    newest = ("-created_at", "-id")
+    runs = list(Run.objects.filter(thread=thread).order_by(*newest)[:50])
     return {
         "plan": plan_get(thread=thread),
-        "iterations": list(IterationLog.objects.filter(thread=thread).order_by("-id")[:30]),
+        "iterations": list(IterationLog.objects.filter(thread=thread).order_by(*newest)[:30]),
         "checkpoints": list(
-            Checkpoint.objects.filter(run__thread=thread).select_related("run").order_by("-id")[:30]
+            Checkpoint.objects.filter(run__thread=thread)
+            .select_related("run")
+            .order_by(*newest)[:30]
         ),
         "snapshots": list(
             RunSnapshot.objects.filter(run__thread=thread)
             .select_related("run")
-            .order_by("-id")[:10]
+            .order_by(*newest)[:10]
         ),
         "runs": runs,
     }

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from apps.audit.services import audit_record
+from apps.audit.services import audit_record, audit_subject
 from apps.core.errors import ApplicationError, Conflict, PayloadTooLarge
 from apps.core.text import text_problem
 from apps.runstate.models import (
@@ -107,17 +107,25 @@ def checkpoint_resume(
             updated_at=now,
         )
         if claimed:
+            project_id, agent_id, resource_id = (
+                Checkpoint.objects.filter(pk=checkpoint.pk)
+                .values_list(
+                    "run__thread__agent__project_id",
+                    "run__thread__agent_id",
+                    "run__thread__resource_id",
+                )
+                .first()
+            )
             audit_record(
                 actor=actor,
                 action="checkpoint.resume",
                 object_type="checkpoint",
                 object_id=checkpoint.pk,
-                project_id=Checkpoint.objects.filter(pk=checkpoint.pk)
-                .values_list("run__thread__agent__project_id", flat=True)
-                .first(),
+                project_id=project_id,
                 summary=checkpoint.reason or "checkpoint resumed",
                 before={"status": CheckpointStatus.SUSPENDED},
                 after={"status": CheckpointStatus.RESUMED, "resume_input": resume_input},
+                subject=audit_subject(agent_id, resource_id),
             )
     checkpoint.refresh_from_db()
     if not claimed:
@@ -260,4 +268,5 @@ def _artifact_audit(artifact: Artifact, actor: str, action: str, *, before, afte
         summary=artifact.name,
         before=before,
         after=after,
+        subject=audit_subject(artifact.run.thread.agent_id, artifact.run.thread.resource_id),
     )

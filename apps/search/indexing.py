@@ -3,6 +3,7 @@
 from django.db import transaction
 from django.db.models import Q
 
+from apps.search.backends import backend
 from apps.search.backends.common import insert_message_items
 from apps.search.models import ItemEmbedding, ItemKind, SearchItem
 
@@ -119,3 +120,9 @@ def _queue_embedding(project_id) -> None:
     from apps.search.vectors import vectors_sync_enqueue
 
     vectors_sync_enqueue(project_id=project_id)
+
+
+def lexical_index_compact() -> None:
+    """Rewrite the full-text index without the entries of deleted rows (after a forget)."""
+    with transaction.atomic():
+        backend().lexical_index_compact()

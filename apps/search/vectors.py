@@ -41,7 +41,7 @@ def vector_index_serving(*, project_id) -> VectorIndex | None:
     """Return the index whose vectors answer the project's queries now, if any."""
     return (
         VectorIndex.objects.filter(project_id=project_id, status=VectorIndexStatus.READY)
-        .order_by("-ready_at")
+        .order_by("-ready_at", "-id")
         .first()
     )
 

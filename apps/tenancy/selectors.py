@@ -1,16 +1,21 @@
 """Reads for projects, agents, keys and resources."""
 
+import logging
 from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import caches
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from django.utils import timezone
 
+from apps.core.database_errors import database_busy
+from apps.core.text import name_normalise
 from apps.tenancy.keys import key_matches, key_prefix
 from apps.tenancy.models import Agent, ApiKey, Project, Resource
+
+logger = logging.getLogger(__name__)
 
 
 class KeyRejected(Exception):
@@ -60,17 +65,31 @@ def _forget_keys(sender, instance, **kwargs):
 
 
 def _touch(api_key: ApiKey) -> bool:
-    """Record use, at most once per API_KEY_TOUCH_SECONDS so reads do not become writes."""
+    """Record use, at most once per API_KEY_TOUCH_SECONDS so reads do not become writes.
+
+    The time is bookkeeping: when SQLite's write lock stays taken past the busy timeout, the
+    request goes on without it (a read must not fail for it) and a later request records it.
+    """
     now = timezone.now()
     stale_before = now - timedelta(seconds=settings.API_KEY_TOUCH_SECONDS)
     if api_key.last_used_at is None or api_key.last_used_at < stale_before:
-        ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+        try:
+            with transaction.atomic():
+                ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+        except OperationalError as error:
+            if not database_busy(error):
+                raise
+            logger.warning("last use of API key %s not recorded: %s", api_key.prefix, error)
+            return False
         api_key.last_used_at = now
         return True
     return False
 
 
 def resource_find(*, project: Project, external_id: str) -> Resource | None:
+    """Return the project's end user with this id, taken in NFC (as resource_get_or_create
+    stores it), or None."""
+    external_id = name_normalise(external_id)
     return Resource.objects.filter(project=project, external_id=external_id).first()
 
 
@@ -89,7 +108,7 @@ def agent_list(*, project: Project | None = None):
 
 def api_key_list(*, project: Project | None = None, agent=None, active: bool | None = None):
     """Keys newest first with their agent and project; active=False gives the revoked ones."""
-    keys = ApiKey.objects.select_related("agent__project")
+    keys = ApiKey.objects.select_related("agent__project").order_by("-created_at", "-id")
     if project is not None:
         keys = keys.filter(agent__project=project)
     if agent is not None:

@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from apps.audit.services import audit_record
+from apps.audit.services import audit_record, audit_subject
 from apps.core.errors import Conflict, NotFound, Unprocessable
 from apps.providers.tokens import count_message_tokens
 from apps.search.indexing import index_messages
@@ -102,6 +102,7 @@ def thread_delete(*, thread: Thread, actor: str) -> None:
         project_id=thread.agent.project_id,
         summary=thread.title or str(thread.id),
         before={"messages": thread.message_count},
+        subject=audit_subject(thread.agent_id, thread.resource_id),
     )
     thread.delete()
 

@@ -3,7 +3,6 @@
 import html
 import json
 import re
-import time
 
 import pytest
 
@@ -40,7 +39,6 @@ def conversation(alice):
     iteration_append(
         thread=thread_row, run=run_row, task="refund", outcome="failed", error="gateway timeout"
     )
-    time.sleep(0.002)  # ids order by millisecond; attempts of one millisecond have no order
     iteration_append(
         thread=thread_row, task="refund", outcome="succeeded", summary="refund 88-1 issued"
     )

@@ -66,6 +66,7 @@ def test_the_live_sqlite_connection_is_in_wal_mode_with_the_busy_timeout(db, sql
     assert _pragma("journal_mode") == "wal"
     assert _pragma("busy_timeout") == timeout_seconds * 1000
     assert _pragma("synchronous") == 1  # NORMAL
+    assert _pragma("secure_delete") == 1  # freed pages zeroed: forgotten text is not kept
 
 
 def test_a_sqlite_transaction_takes_the_write_lock_before_it_writes(transactional_db, sqlite_only):

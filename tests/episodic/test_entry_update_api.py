@@ -84,7 +84,9 @@ def test_a_stale_version_is_a_409(alice):
     response = alice.patch(_url(entry), {"content": "The VPN drops at 7pm", "version": 1})
 
     assert response.status_code == 409
-    assert "version: 1 is stale; the entry is at version 2" in response.json()["error"]["message"]
+    error = response.json()["error"]
+    assert "version: 1 is stale; the entry is at version 2" in error["message"]
+    assert (error["code"], error["details"]) == ("stale_version", {"current_version": 2})
 
 
 def test_text_another_entry_already_says_is_a_409(alice):

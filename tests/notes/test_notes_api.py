@@ -203,7 +203,9 @@ def test_bad_notes_are_refused_naming_the_field(alice, body, field):
     response = alice.post("/api/v1/notes", body)
 
     assert response.status_code == 400, response.content
-    assert response.json()["error"]["message"].startswith(field), response.json()
+    error = response.json()["error"]
+    assert error["message"].startswith(field), error
+    assert list(error["details"]) == [field] and error["details"][field][0], error
     assert listed(alice) == []
 
 
@@ -222,7 +224,9 @@ def test_bad_patches_are_refused_naming_the_field(alice, body, field):
     response = alice.patch(f"/api/v1/notes/{note['id']}", body)
 
     assert response.status_code == 400, response.content
-    assert response.json()["error"]["message"].startswith(field)
+    error = response.json()["error"]
+    assert error["message"].startswith(field)
+    assert list(error["details"]) == [field] and error["details"][field][0], error
 
 
 def test_writes_are_audited(alice):

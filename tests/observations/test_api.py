@@ -1,5 +1,7 @@
 """GET /threads/{id}/observations and /threads/{id}/summary: what the background work kept."""
 
+from datetime import datetime
+
 import pytest
 
 from apps.jobs.services import job_run_pending
@@ -56,7 +58,9 @@ def test_it_lists_active_and_superseded_observations_oldest_first(alice):
         "created_at",
     }
     assert rows[0]["first_seq"] == 1 and rows[0]["superseded_by"] is not None
-    assert [row["created_at"] for row in rows] == sorted(row["created_at"] for row in rows)
+    # Oldest first, as a total order: creation time, then the id for rows of one microsecond.
+    order = [(datetime.fromisoformat(row["created_at"]), row["id"]) for row in rows]
+    assert order == sorted(order)
     reflection = next(row for row in rows if row["is_reflection"])
     assert rows[0]["superseded_by"] in {row["id"] for row in rows if row["is_reflection"]}
     assert reflection["generation"] == 2 and reflection["method"] == "extractive"

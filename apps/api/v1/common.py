@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import models
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import exceptions, serializers
 from rest_framework.pagination import CursorPagination
@@ -126,8 +127,25 @@ def actor_name(request) -> str:
     return f"agent:{agent.project.slug}/{agent.slug}"
 
 
+def total_order(ordering: str, model) -> tuple[str, str]:
+    """Return the order a list promises as a total order of model's rows.
+
+    "-id" / "id" promise creation order, newest / oldest first. A UUIDv7 id orders rows only
+    by their millisecond (the rest is random), so rows made within one millisecond came back
+    in any order: such lists order by creation time (to the microsecond), the id breaking its
+    ties. An integer id is the creation order itself. Any other field gets the id as tie-break.
+    """
+    descending = ordering.startswith("-")
+    sign = "-" if descending else ""
+    if ordering.lstrip("-") == "id":
+        if isinstance(model._meta.pk, models.UUIDField):
+            return (f"{sign}created_at", f"{sign}id")
+        return (ordering,)
+    return (ordering, f"{sign}id")
+
+
 class IdCursorPagination(CursorPagination):
-    """Cursor pages in creation order, newest first (ids are time-ordered UUIDs)."""
+    """Cursor pages in creation order, newest first (see total_order)."""
 
     ordering = "-id"
     page_size_query_param = "limit"
@@ -144,6 +162,8 @@ class IdCursorPagination(CursorPagination):
 
     def paginate_queryset(self, queryset, request, view=None):
         self.model = queryset.model
+        if isinstance(self.ordering, str):
+            self.ordering = total_order(self.ordering, self.model)
         try:
             return super().paginate_queryset(queryset, request, view)
         except exceptions.NotFound:
@@ -205,6 +225,7 @@ def paginated(serializer_class: type) -> type:
 
 
 def paginate(request, view, queryset, serializer_class, *, ordering: str = "-id"):
+    """Answer one cursor page; ordering "-id" / "id" is creation order, newest / oldest first."""
     paginator = IdCursorPagination()
     paginator.ordering = ordering
     page = paginator.paginate_queryset(queryset, request, view=view)

@@ -5,6 +5,7 @@ Both modules offer the same functions, returning plain Candidate rows:
     lexical_candidates(scope, terms, limit) -> list[Candidate]
     vector_candidates(scope, model, dims, vector, limit) -> list[Candidate]
     ensure_vector_index(dims) -> None
+    lexical_index_compact() -> None
     newest_created(scope) -> float | None
 
 Candidates bring their item's created_at, so ranking reads nothing else of the items.

@@ -405,6 +405,10 @@ def _with_created(nearest: str) -> str:
     )
 
 
+def lexical_index_compact() -> None:
+    """Nothing to do: the text search vector is a column of the row and goes with it."""
+
+
 def ensure_vector_index(dims: int) -> None:
     """Create pgvector's HNSW index for vectors of this dimension, if it is missing."""
     if dims > HNSW_MAX_DIMS:

@@ -63,6 +63,16 @@ def ensure_vector_index(dims: int) -> None:
     """SQLite has no vector index: every scope is scanned with NumPy."""
 
 
+def lexical_index_compact() -> None:
+    """Merge FTS5's segments into one, dropping the entries of deleted rows.
+
+    FTS5 records a deletion as a marker in a new segment and keeps the old segment, the
+    deleted words included, until segments merge: forgetting must not leave them there.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("INSERT INTO search_item_fts(search_item_fts) VALUES ('optimize')")
+
+
 def _newest_and_scored(where, params, terms, limit) -> list[Candidate]:
     """Score each term's newest matches in the scope, reading only the scope's span.
 

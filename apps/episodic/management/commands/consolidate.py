@@ -19,7 +19,9 @@ class Command(BaseCommand):
         parser.add_argument("--project", help="The agent's project, when its slug is not unique.")
 
     def handle(self, *args, thread, agent, project, **options):
-        threads = Thread.objects.select_related("agent__project", "resource").order_by("created_at")
+        threads = Thread.objects.select_related("agent__project", "resource").order_by(
+            "created_at", "id"
+        )
         if thread:
             try:
                 threads = threads.filter(pk=uuid.UUID(thread))
