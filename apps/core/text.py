@@ -48,9 +48,21 @@ _NAME_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def name_normalise(name: str) -> str:
-    """Return the name in Unicode NFC, so that a name typed precomposed (Ä) or decomposed (A +
-    combining diaeresis) is one name."""
-    return unicodedata.normalize("NFC", name)
+    """Return the name with full- and half-width forms made plain, in Unicode NFC.
+
+    So a name typed precomposed (Ä) or decomposed (A + combining diaeresis) is one name, and so
+    is one typed in full-width letters (Ａnn is Ann): the width mapping of RFC 8265's
+    usernames, which leaves every other compatibility character (ﬁ, ², ℌ) as it is.
+    """
+    if name.isascii():
+        return name
+    plain = "".join(
+        unicodedata.normalize("NFKC", char)
+        if unicodedata.decomposition(char).startswith(("<wide>", "<narrow>"))
+        else char
+        for char in name
+    )
+    return unicodedata.normalize("NFC", plain)
 
 
 def name_problem(name: str) -> str | None:

@@ -65,6 +65,23 @@ def test_an_end_user_id_composed_two_ways_is_one_end_user_and_forgotten_whole(al
     assert forgotten.json()["deleted"]["profiles"] == 1
 
 
+def test_an_end_user_id_typed_in_full_width_letters_is_the_same_end_user(alice):
+    alice.new_thread(resource_id="\uff21nn")  # Ａnn
+    alice.put("/api/v1/resources/Ann/profile", {"version": 0, "content": "x"})
+
+    assert list(Resource.objects.values_list("external_id", flat=True)) == ["Ann"]
+    forgotten = alice.delete(f"/api/v1/resources/{quote(chr(0xFF21) + 'nn')}")
+    assert forgotten.json()["deleted"]["threads"] == 1
+    assert forgotten.json()["deleted"]["profiles"] == 1
+
+
+def test_other_compatibility_characters_stay_as_typed():
+    from apps.core.text import name_normalise
+
+    assert name_normalise("\ufb01le\u00b2") == "\ufb01le\u00b2"  # ﬁle², not file2
+    assert name_normalise("\uff4b\uff42-\uff41") == "kb-a"
+
+
 @pytest.mark.parametrize("resource_id", ["cust\u202e1", "cust\u00001", "cust\u001b1"])
 def test_an_end_user_id_with_a_control_character_is_refused_naming_the_field(alice, resource_id):
     _refused(alice.post("/api/v1/threads", {"resource_id": resource_id}), "resource_id")

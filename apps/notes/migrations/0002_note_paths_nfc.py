@@ -11,7 +11,14 @@ from django.db import migrations
 
 
 def _nfc(text: str) -> str:
-    return unicodedata.normalize("NFC", text)
+    """NFC after the width mapping (Ａ → A), as apps/core/text.py's name_normalise then."""
+    plain = "".join(
+        unicodedata.normalize("NFKC", char)
+        if unicodedata.decomposition(char).startswith(("<wide>", "<narrow>"))
+        else char
+        for char in text
+    )
+    return unicodedata.normalize("NFC", plain)
 
 
 def forward(apps, schema_editor):

@@ -10,10 +10,21 @@ import unicodedata
 from django.db import migrations
 
 
+def _normal(text: str) -> str:
+    """NFC after the width mapping (Ａ → A), as apps/core/text.py's name_normalise then."""
+    plain = "".join(
+        unicodedata.normalize("NFKC", char)
+        if unicodedata.decomposition(char).startswith(("<wide>", "<narrow>"))
+        else char
+        for char in text
+    )
+    return unicodedata.normalize("NFC", plain)
+
+
 def forward(apps, schema_editor):
     Resource = apps.get_model("tenancy", "Resource")
     for resource in Resource.objects.order_by("pk").iterator():
-        nfc = unicodedata.normalize("NFC", resource.external_id)
+        nfc = _normal(resource.external_id)
         if nfc == resource.external_id:
             continue
         twin = Resource.objects.filter(project_id=resource.project_id, external_id=nfc).first()
