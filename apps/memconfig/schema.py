@@ -88,9 +88,9 @@ SETTINGS: tuple[Setting, ...] = (
         "Recall past messages of the thread that match the query (full-text, hybrid with an "
         "embedder), each with the messages around it.",
     ),
-    # 25, not the seed's 5: the budget share, not the count, bounds what recall shows, and
-    # cross-validation chose 20-25 (bench/context_recall.py, bench/RESULTS.md).
-    Setting("semantic_recall_top_k", int, 25, "Semantic matches per query.", 1, 100),
+    # 20, not the seed's 5: the budget share, not the count, bounds what recall shows, and
+    # cross-validation chose 20 (bench/context_recall.py, bench/RESULTS.md).
+    Setting("semantic_recall_top_k", int, 20, "Semantic matches per query.", 1, 100),
     Setting("semantic_recall_range_before", int, 2, "Messages before each match.", 0, 20),
     Setting("semantic_recall_range_after", int, 1, "Messages after each match.", 0, 20),
     Setting("context_max_tokens", int, 32_000, "Default context budget.", 500, 2_000_000),

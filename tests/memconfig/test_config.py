@@ -17,10 +17,10 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 SEED_DEFAULTS = {
     "recent_window": 20,
     "short_term_limit": 10,
-    # Seed 000: off, top-k 5. On with 25 by bench/context_recall.py: recall is what carries a
+    # Seed 000: off, top-k 5. On with 20 by bench/context_recall.py: recall is what carries a
     # question's evidence, and the context's budget share bounds what it shows.
     "semantic_recall_enabled": True,
-    "semantic_recall_top_k": 25,
+    "semantic_recall_top_k": 20,
     "semantic_recall_range_before": 2,
     "semantic_recall_range_after": 1,
     "context_max_tokens": 32_000,
