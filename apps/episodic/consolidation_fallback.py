@@ -12,10 +12,11 @@ system messages, tool calls, events, and tool results that only acknowledge.
 import re
 from dataclasses import dataclass
 
+from apps.core.sentences import sentences
+
 VERSION = "consolidation-extractive-1"
 
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)", re.MULTILINE)
 _SPACE = re.compile(r"\s+")
 # Words that make up acknowledgements and greetings; a short message of these alone is trivia.
 _TRIVIA_WORDS = frozenset(
@@ -88,8 +89,9 @@ def message_keep(message) -> Kept | None:
 
 
 def _sentences(text: str) -> list[str]:
-    """Return the sentences of text as verbatim slices of it, stripped."""
-    return [match.group(0).strip() for match in _SENTENCE.finditer(text) if match.group(0).strip()]
+    """Return the sentences of text as verbatim slices of it, stripped: split where they end,
+    never inside a decimal, a version, a URL, an address or after an abbreviation."""
+    return sentences(text)
 
 
 def _kept(label: str, sentences: list[str]) -> Kept | None:

@@ -175,6 +175,27 @@ def test_the_fallback_keeps_statements_decisions_errors_and_outcomes_only(alice,
         assert len(contents) == 1 and contents[0].startswith(f"{kept}: ")
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "We moved to build 4.2 on Monday.",
+        "The users endpoint is https://api.example.com/v2.1/users now.",
+        "The database host moved to 10.0.0.5 yesterday.",
+        "The electrician Mr. Okafor comes on Tuesday morning.",
+    ],
+)
+def test_the_fallback_keeps_decimals_urls_addresses_and_abbreviations_whole(alice, said):
+    thread = thread_with(
+        alice, [{"role": "user", "content": said}] + [{"role": "user", "content": "thanks"}] * 10
+    )
+
+    consolidate(thread)
+
+    [entry] = entries_of(thread)
+    assert entry.content == f"The user said: {said}"
+    assert entry.evidence == said
+
+
 def test_short_term_limit_keeps_the_newest_messages_out_of_consolidation(alice, bob):
     configure(bob, short_term_limit=25)
     statements = [{"role": "user", "content": f"Host h-{n} runs nginx 1.{n}."} for n in range(30)]
