@@ -32,8 +32,10 @@ def test_every_failing_result_of_an_agent_loop_is_observed_as_an_error(alice):
     active = observations_active(thread=thread_get(agent=alice.agent, thread_id=thread["id"]))
     text = "\n".join(row.content for row in active)
     assert [row.method for row in active] == [Method.EXTRACTIVE] * len(active)
-    # A call and its result may fall in two observations: "(pending)", then "… result → …".
-    steps = [line for line in text.splitlines() if "refund_payment" in line]
+    # Each call is observed with its result, even where one observation ends and the next begins.
+    assert len(active) > 1 and "(pending)" not in text and " result → " not in text
+    steps = [line for line in text.splitlines() if "refund_payment(" in line]
+    assert len(steps) == 36
     assert sum("→ error: " in line for line in steps) == FAILURES
     assert sum("→ ok" in line for line in steps) == 36 - FAILURES
     for result in failing_results():
