@@ -22,7 +22,7 @@ from dataclasses import dataclass
 # status number), e.g. "Error: not found", "ERROR - timeout", "Fatal error: …", "Error 502".
 _LABEL = re.compile(
     r"^\W{0,2}(?:uncaught\s+)?(?:error|fatal(?:\s+error)?|failure|failed|exception|panic)"
-    r"(?:\s*[:\-\[\]()]|\s+\d{3}\b|\s+to\b|\s*$)",
+    r"(?:\s*[:\[\]()]|\s+-\s|\s+\d{3}\b|\s+to\b|\s*$)",
     re.IGNORECASE,
 )
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\)")

@@ -53,6 +53,8 @@ OK = [
     pytest.param(_result('{"error": null, "status": "done"}'), id="null-error"),
     pytest.param(_result("Found 3 errors in the log, all fixed."), id="prose"),
     pytest.param(_result("ok\nError: only on the second line"), id="second-line"),
+    pytest.param(_result("Error-free run of 12 jobs"), id="error-free"),
+    pytest.param(_result("Error rate: 0.1% over 489 calls"), id="error-rate"),
     pytest.param(_result('{"ok": true}', {"status": 500}), id="content-decides"),
     pytest.param(_result('{"status": true}'), id="bool-status"),
     pytest.param(_result("Error: a user typed this", kind="message", role="user"), id="user"),
