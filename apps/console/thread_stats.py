@@ -1,19 +1,8 @@
 """Per-thread figures for the thread list: open and failed runs, errors, in two grouped queries."""
 
-from django.db.models import Count, Q
+from django.db.models import Count
 
-from apps.threads.models import Kind, Message, Run, RunStatus
-
-# An error is an error message, or a tool result whose payload says it failed (status or
-# status_code of 400 or more, an error, ok false), as the timeline marks them. A result that says
-# so only in its text is marked in the timeline, but is not counted here: counting it would read
-# every result of every listed thread.
-ERRORS = Q(kind=Kind.ERROR) | Q(kind=Kind.TOOL_RESULT) & (
-    Q(payload__status__gte=400)
-    | Q(payload__status_code__gte=400)
-    | Q(payload__has_key="error") & ~Q(payload__error=None) & ~Q(payload__error="")
-    | Q(payload__ok=False)
-)
+from apps.threads.models import Message, Run, RunStatus
 
 
 def thread_activity(*, thread_ids: list) -> dict:
@@ -31,8 +20,9 @@ def thread_activity(*, thread_ids: list) -> dict:
     )
     for thread_id, status, count in runs:
         activity[thread_id][status] = count
+    # is_error was set on append by threads.outcome, the timeline's definition of an error.
     errors = (
-        Message.objects.filter(ERRORS, thread_id__in=thread_ids)
+        Message.objects.filter(is_error=True, thread_id__in=thread_ids)
         .values_list("thread_id")
         .annotate(n=Count("id"))
         .order_by()

@@ -1,10 +1,11 @@
 """The thread timeline as an operator reads an agent loop: items, tool steps and run spans.
 
 A page of messages becomes a list of items. A tool call and its result are one item (a "step"),
-paired by the `tool_call_id` the result carries (the call's payload names it as `id` or
-`tool_call_id`), or else by adjacency: a result right after a call of the same tool. Payloads are
-shown as indented JSON, never as Python's repr, and long bodies are collapsed to one line with
-their size and first words, so a 300-message tool loop stays a page one can scroll.
+paired as threads.tool_pairing says: by the `tool_call_id` the result carries, whatever its kind
+(an error a tool answered pairs too), or else by adjacency: a result right after a call of the
+same tool. Whether an item is an error is threads.outcome's decision, the one every list uses.
+Payloads are shown as indented JSON, never as Python's repr, and long bodies are collapsed to one
+line with their size and first words, so a 300-message tool loop stays a page one can scroll.
 
 Runs are marked where they begin and where they end (their first and last message in the whole
 thread, not in the page), so loading earlier or later messages never repeats a run's header.
@@ -17,8 +18,9 @@ from datetime import timedelta
 
 from django.db.models import Max, Min
 
-from apps.observations.extractive import is_error
 from apps.threads.models import Message
+from apps.threads.outcome import message_outcome
+from apps.threads.tool_pairing import answered_call_id, answers_a_call, answers_adjacent, call_id
 
 FIRST_WORDS = 120  # characters of a collapsed body shown on its one line
 LONG_CONTENT = 600  # message text longer than this is collapsed to its first words
@@ -130,7 +132,8 @@ def timeline_items(messages: list) -> list[Item]:
         message.bodies = [b for b in (message.content_body, message.payload_body) if b]
         metadata = message.metadata
         message.metadata_body = Body(json_text(metadata), True) if metadata else None
-        message.is_error = is_error(message)
+        message.outcome = message_outcome(message)
+        message.is_error = message.outcome.error
         message.long = len(message.content) > LONG_CONTENT
         message.first_words = _first_words(message.content)
     items: list[Item] = []
@@ -139,12 +142,13 @@ def timeline_items(messages: list) -> list[Item]:
         if message.kind == "tool_call":
             item = Item("tool", [message], call=message)
             items.append(item)
-            call_id = _call_id(message, "id", "tool_call_id")
-            if call_id:
-                open_calls[call_id] = item
-        elif message.kind == "tool_result":
+            if call_id(message):
+                open_calls[call_id(message)] = item
+        elif answers_a_call(message):
             step = _step_for(message, open_calls, items)
-            if step is None:
+            if step is None and message.kind == "error":
+                items.append(Item("error", [message], error=True))
+            elif step is None:
                 items.append(Item("tool", [message], result=message, error=message.is_error))
             else:
                 step.result = message
@@ -159,14 +163,13 @@ def timeline_items(messages: list) -> list[Item]:
 
 def _step_for(result, open_calls: dict, items: list[Item]) -> Item | None:
     """The step whose call this result answers: by tool_call_id, or the call just before it."""
-    call_id = _call_id(result, "tool_call_id")
-    if call_id:
-        return open_calls.pop(call_id, None)
+    answered = answered_call_id(result)
+    if answered:
+        return open_calls.pop(answered, None)
     last = items[-1] if items else None
     if last is None or last.call is None or last.result is not None:
         return None
-    same_tool = not result.name or not last.call.name or result.name == last.call.name
-    return last if same_tool else None
+    return last if answers_adjacent(result, last.call) else None
 
 
 def run_spans(*, run_ids) -> dict:
@@ -202,16 +205,6 @@ def mark_runs(items: list[Item], runs_by_id: dict, bounds: dict) -> None:
                 item.run_starts.append(span)
             if message.seq == last:
                 item.run_ends.append(span)
-
-
-def _call_id(message, *keys) -> str:
-    for source in (message.payload, message.metadata):
-        if isinstance(source, dict):
-            for key in keys:
-                value = source.get(key)
-                if isinstance(value, str | int) and value != "":
-                    return str(value)
-    return ""
 
 
 def _parse_json(text: str):

@@ -56,8 +56,12 @@ def step_html(item: Item, highlight: int | None) -> str:
     first words."""
     line = [f'<span class="tool-name">{escape(item.tool_name or "tool")}</span>']
     if item.result:
-        status = "error" if item.error else "ok"
-        line.append(f'<span class="badge {status}">{status}</span>')
+        if item.error:
+            outcome = getattr(item.result, "outcome", None)  # set by timeline_items
+            reason = escape(outcome.reason) if outcome else ""
+            line.append(f'<span class="badge error" title="{reason}">error</span>')
+        else:
+            line.append('<span class="badge ok">ok</span>')
     else:
         line.append('<span class="badge">call, no result here</span>')
     if not item.call:

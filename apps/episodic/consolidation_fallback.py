@@ -3,7 +3,7 @@
 Conservative by design: a rule that cannot tell whether something matters leaves it out, so the
 fallback stores fewer entries than a model would, never noise. What it keeps:
   - the user's statements (sentences that are not questions, of three words or more);
-  - errors: error messages, and tool results that report a failure;
+  - errors: error messages, and tool results that report a failure (threads.outcome decides);
   - the assistant's decisions and outcomes (sentences with a decision or outcome verb).
 What it skips: acknowledgements and greetings ("ok", "thanks", "got it", "hi"), questions,
 system messages, tool calls, events, and tool results that only acknowledge.
@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from apps.core.sentences import sentences
+from apps.threads.outcome import message_outcome
 
 VERSION = "consolidation-extractive-1"
 
@@ -27,13 +28,11 @@ _TRIVIA_WORDS = frozenset(
     excellent""".split()
 )
 _TRIVIA_MAX_WORDS = 6
-# A tool result that says only this acknowledged the call; it is not worth remembering.
-_ACKNOWLEDGEMENTS = frozenset(
-    {"", "ok", "okay", "success", "succeeded", "true", "done", "null", "none", "{}", "[]", "204"}
-)
+# Which sentences of a failed tool result to quote; whether it failed is threads.outcome's call
+# (a status number alone is not a reason: "489.00 EUR" is no error).
 _ERROR = re.compile(
     r"\b(error|exception|traceback|failed|failure|denied|refused|timed? ?out|"
-    r"not found|unauthori[sz]ed|forbidden|invalid)\b|\b[45]\d\d\b",
+    r"not found|unauthori[sz]ed|forbidden|invalid)\b",
     re.IGNORECASE,
 )
 _OUTCOME = re.compile(
@@ -67,9 +66,9 @@ def message_keep(message) -> Kept | None:
     if message.kind == "error":
         return _kept("Error", _sentences(text)[:2]) if text.strip() else None
     if message.role == "tool" or message.kind == "tool_result":
-        if _SPACE.sub("", text).lower() in _ACKNOWLEDGEMENTS or not _ERROR.search(text):
+        if not message_outcome(message).error:
             return None
-        failing = [s for s in _sentences(text) if _ERROR.search(s)][:2]
+        failing = [s for s in _sentences(text) if _ERROR.search(s)][:2] or _sentences(text)[:1]
         label = f"Error from tool {message.name}" if message.name else "Error from a tool"
         return _kept(label, failing)
     if message.kind != "message" or is_trivia(text):

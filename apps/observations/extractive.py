@@ -3,19 +3,25 @@
 A message log becomes one line per step:
   user requests, errors and decisions verbatim;
   a tool call and its result as `name(argument digest) → outcome`, with the identifiers the
-  result held (ids, URLs, file names, numbers);
+  result held (ids, URLs, file names, numbers), paired by tool_call_id or adjacency
+  (threads.tool_pairing) and judged by threads.outcome;
   the same step repeated in a row as one line marked ×n.
-Every line starts with the seq range it came from, so the text can be traced back.
+Long argument values and texts are cut as prose, at a word boundary, never inside an identifier,
+URL, number, date or path; the identifiers of the part cut off follow it in brackets, and an
+error text is kept whole. Every line starts with the seq range it came from, so the text can be
+traced back.
 """
 
 import json
 import re
 from dataclasses import dataclass
 
+from apps.threads.outcome import message_outcome, text_outcome
+from apps.threads.tool_pairing import answered_call_id, answers_a_call, answers_adjacent, call_id
+
 PROMPT_VERSION = "extractive-1"
 
-_VALUE_CHARS = 40  # an argument value in a digest
-_ARGS_CHARS = 160  # a whole argument digest
+_VALUE_CHARS = 40  # the prose of an argument value in a digest
 _TEXT_CHARS = 300  # an assistant message or event
 _VERBATIM_CHARS = 4000  # a user request or error: kept whole unless enormous
 _RESULT_IDS = 10  # identifiers quoted from one tool result
@@ -36,6 +42,20 @@ _ID = (
 # Numbers of two digits or more (status codes, counts, ids), but not a repeat mark like ×12.
 _NUMBER = r"(?<![\w.×])\d{2,}(?:\.\d+)?(?![\w])"
 IDENTIFIER = re.compile("|".join(f"(?:{p})" for p in (_URL, _UUID, _FILE, _ID, _NUMBER)))
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
+_DATE = (
+    r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+    rf"|\b\d{{1,2}}\s+{_MONTH}\s+\d{{4}}\b|\b{_MONTH}\s+\d{{1,2}}(?:,?\s+\d{{4}})?\b"
+    r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
+)
+_PATH = r"(?:~|\.{1,2})?/[\w.@~-]+(?:/[\w.@~-]+)*/?|\b[A-Za-z]:\\[^\s\"',]+"
+_ANY_NUMBER = r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])\d+(?:\.\d+)+"
+# What a cut never splits: identifiers, dates and times, paths, numbers with separators.
+_WHOLE = re.compile(
+    "|".join(f"(?:{p})" for p in (_URL, _DATE, _PATH, _ANY_NUMBER, IDENTIFIER.pattern))
+)
+# Where prose may be cut: between words, or after a comma.
+_BOUNDARY = re.compile(r"[\s,]+")
 # The seq reference a digest line starts with: [#12], [#12–13], [#4–5, #9–10].
 _SEQ_REF = re.compile(r"^\[#[\d–, #]+\] ", re.MULTILINE)
 _ERROR_WORDS = re.compile(
@@ -93,28 +113,6 @@ def essentials_dropped(sources: str, text: str) -> list[str]:
     return dropped
 
 
-def is_error(message) -> bool:
-    """Whether a message reports a failure: kind error, or a tool result that says it failed.
-
-    A structured result decides by its own fields (status ≥ 400, a non-empty error, ok false),
-    so a successful result that merely mentions "errors" is not one; plain text by its first line.
-    """
-    if message.kind == "error":
-        return True
-    if message.kind != "tool_result":
-        return False
-    body = message.payload if isinstance(message.payload, dict) else _maybe_json(message.content)
-    if isinstance(body, dict):
-        status = body.get("status_code", body.get("status"))
-        return bool(
-            (isinstance(status, int) and status >= 400)
-            or body.get("error")
-            or body.get("ok") is False
-        )
-    first_line = message.content.strip().split("\n", 1)[0]
-    return bool(_ERROR_WORDS.search(first_line[:200]))
-
-
 def messages_digest(messages) -> str:
     """Return the extractive digest of messages (in seq order): one line per step."""
     return "\n".join(_line(step) for step in _collapse(list(_steps(messages))))
@@ -150,49 +148,67 @@ def _entries(text: str) -> list[str]:
 
 
 def _steps(messages):
-    pending_call = None
+    """Yield the steps of messages: each call with the result that answers it, else alone.
+
+    1. A call waits for its result; a result answers the waiting call its tool_call_id names,
+       else the call just before it (same tool), as the timeline pairs them.
+    2. Calls without an id stop waiting at the next call; every waiting call stops at a message
+       that answers none ("(no result)") and at the end ("(pending)").
+    """
+    waiting: list = []  # calls in order, not answered yet
+    previous = None
     for message in messages:
         if message.kind == "tool_call":
-            if pending_call is not None:
-                yield Step((pending_call.seq,), f"{_call(pending_call)} → (no result)")
-            pending_call = message
-            continue
-        # A result, or an error a tool answered, completes the call before it.
-        answers = message.kind == "tool_result" or (
-            message.kind == "error" and message.role == "tool"
-        )
-        if answers and pending_call is not None and message.name in ("", pending_call.name):
-            yield _result_step(message, pending_call)
-            pending_call = None
-            continue
-        if pending_call is not None:
-            yield Step((pending_call.seq,), f"{_call(pending_call)} → (no result)")
-            pending_call = None
-        yield _message_step(message)
-    if pending_call is not None:
-        yield Step((pending_call.seq,), f"{_call(pending_call)} → (pending)")
+            for call in [call for call in waiting if not call_id(call)]:
+                waiting.remove(call)
+                yield Step((call.seq,), f"{_call(call)} → (no result)")
+            waiting.append(message)
+        else:
+            call = _answered(message, waiting, previous) if answers_a_call(message) else None
+            if call is not None:
+                waiting.remove(call)
+                yield _result_step(message, call)
+            else:
+                for call in waiting:
+                    yield Step((call.seq,), f"{_call(call)} → (no result)")
+                waiting = []
+                yield _message_step(message)
+        previous = message
+    for call in waiting:
+        yield Step((call.seq,), f"{_call(call)} → (pending)")
+
+
+def _answered(result, waiting: list, previous):
+    """The waiting call result answers: by tool_call_id, else the call just before it."""
+    answered = answered_call_id(result)
+    for call in waiting:
+        if answered and call_id(call) == answered:
+            return call
+    if previous is not None and previous in waiting and answers_adjacent(result, previous):
+        return previous
+    return None
 
 
 def _message_step(message) -> Step:
     seqs = (message.seq,)
     if message.kind == "tool_result":  # a result with no call before it
         return _result_step(message, None)
-    if message.kind == "error" or is_error(message):
+    if message_outcome(message).error:
         label = f"Error ({message.name})" if message.name else "Error"
         return Step(seqs, f"{label}: {_verbatim(message.content or _json(message.payload))}")
     if message.role == "user":
         return Step(seqs, f"User: {_verbatim(message.content or _json(message.payload))}")
     if message.kind == "event":
-        return Step(seqs, f"Event {message.name}: {_short(message.content, _TEXT_CHARS)}".strip())
+        return Step(seqs, f"Event {message.name}: {_cut(message.content, _TEXT_CHARS)}".strip())
     role = message.role.capitalize()
-    return Step(seqs, f"{role}: {_short(message.content or _json(message.payload), _TEXT_CHARS)}")
+    return Step(seqs, f"{role}: {_cut(message.content or _json(message.payload), _TEXT_CHARS)}")
 
 
 def _result_step(result, call) -> Step:
     seqs = (call.seq, result.seq) if call is not None else (result.seq,)
     head = _call(call) if call is not None else f"{result.name or 'tool'} result"
     text = result.content or _json(result.payload)
-    if is_error(result):
+    if message_outcome(result).error:
         return Step(seqs, f"{head} → error: {_verbatim(text)}")
     # Names before bare numbers, in order of appearance; what the call says is not repeated.
     found = identifiers_in(text) - identifiers_in(head)
@@ -211,13 +227,12 @@ def _call(call) -> str:
     if isinstance(arguments, str):
         arguments = _maybe_json(arguments)
     if isinstance(arguments, dict):
-        pairs = [
-            f"{key}={_short(_scalar(value), _VALUE_CHARS)}" for key, value in arguments.items()
-        ]
+        pairs = [f"{key}={_cut(_scalar(value), _VALUE_CHARS)}" for key, value in arguments.items()]
         digest = ", ".join(pairs)
     else:
-        digest = _short(_scalar(arguments), _VALUE_CHARS) if arguments not in (None, "") else ""
-    return f"{call.name or 'tool'}({_short(digest, _ARGS_CHARS)})"
+        digest = _cut(_scalar(arguments), _VALUE_CHARS) if arguments not in (None, "") else ""
+    # Not cut as a whole: each value is, and a whole cut would drop the last arguments.
+    return f"{call.name or 'tool'}({digest})"
 
 
 def _collapse(steps: list[Step]) -> list[Step]:
@@ -259,9 +274,36 @@ def _maybe_json(text):
         return text
 
 
-def _short(text: str, limit: int) -> str:
+def _cut(text: str, limit: int) -> str:
+    """Return text on one line, its prose cut to about limit characters, its facts kept.
+
+    1. Text within limit, or an error text (threads.outcome), is kept whole.
+    2. Otherwise cut at the last word boundary within limit, moved past an identifier, URL,
+       number, date or path that starts within limit; a first word longer than limit is kept
+       whole.
+    3. The identifiers of the part cut off follow "…" in brackets, so none is lost.
+    """
     flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    if len(flat) <= limit:
+        return flat
+    if text_outcome(flat).error:
+        return _verbatim(flat)
+    boundaries = [match.start() for match in _BOUNDARY.finditer(flat) if match.start() > 0]
+    within = [position for position in boundaries if position < limit]
+    cut = within[-1] if within else (boundaries[0] if boundaries else len(flat))
+    for match in _WHOLE.finditer(flat):
+        if match.start() >= max(cut, limit):
+            break
+        cut = max(cut, match.end())
+    if cut >= len(flat):
+        return flat
+    head = flat[:cut].rstrip(" ,")
+    facts = dict.fromkeys(
+        token.rstrip(".,;:")
+        for token in (match.group(0) for match in _WHOLE.finditer(flat, cut))
+        if token.rstrip(".,;:") not in head
+    )
+    return f"{head} …" + (f"[{' '.join(facts)}]" if facts else "")
 
 
 def _verbatim(text: str) -> str:

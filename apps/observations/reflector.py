@@ -7,6 +7,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from apps.observations import extractive
+from apps.observations.chunks import message_chunks
 from apps.observations.failures import failure_record
 from apps.observations.models import (
     Method,
@@ -25,6 +26,8 @@ logger = logging.getLogger(__name__)
 # New observations since the last reflection must hold this share of the threshold before the
 # next one: a reflection that could not condense much is not redone at every new observation.
 FRESH_RATIO = 0.5
+# Messages read at a time to find the identifiers a reflection must keep.
+_DIGEST_CHUNK_TOKENS = 50_000
 
 
 class _Superseded(Exception):
@@ -40,7 +43,8 @@ def thread_reflect(*, thread, config, chat: ChatModel | None) -> Observation | N
        not again on the same S after a model failure (new observations lift that).
     2. Compute the reflection: the model's, or without a model the sources merged extractively.
        A failed, empty or malformed answer is recorded and the old generation kept (stop).
-    3. Check it: every identifier of S (ids, URLs, file names, numbers) must be in it, and
+    3. Check it: every identifier (ids, URLs, file names, numbers) of S and of the uncut digest
+       of the messages S covers must be in it (an observation may hold one cut short), and
        every error line and decision in substance (extractive.essentials_dropped), or it falls
        back to S's text, concatenated with repeats merged (the drop is recorded).
     4. Publish atomically: move the generation from G to G+1 with a conditional UPDATE, store
@@ -63,7 +67,9 @@ def thread_reflect(*, thread, config, chat: ChatModel | None) -> Observation | N
             _record(thread, active, generation, chat, error, "kept the previous generation")
             return None
         text = "\n".join(sources)
-        missing = extractive.identifiers_in(text) - extractive.identifiers_in(content)
+        required = extractive.identifiers_in(text) | _covered_identifiers(thread, active)
+        missing = {token for token in required if "…" not in token}
+        missing -= extractive.identifiers_in(content)
         dropped = extractive.essentials_dropped(text, content)
         if missing or dropped:
             shown = "; ".join(
@@ -83,6 +89,20 @@ def thread_reflect(*, thread, config, chat: ChatModel | None) -> Observation | N
         return _publish(thread, active, generation, content, method, chat)
     except _Superseded:
         return None
+
+
+def _covered_identifiers(thread, active) -> set[str]:
+    """Return the identifiers of the extractive digest of the messages S covers, uncut."""
+    found: set[str] = set()
+    chunks = message_chunks(
+        thread=thread,
+        after_seq=active[0].first_seq - 1,
+        up_to_seq=active[-1].last_seq,
+        max_tokens=_DIGEST_CHUNK_TOKENS,
+    )
+    for chunk in chunks:
+        found |= extractive.identifiers_in(extractive.messages_digest(chunk))
+    return found
 
 
 def _due(thread, active, generation, config, chat) -> bool:

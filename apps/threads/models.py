@@ -65,6 +65,9 @@ class Message(models.Model):
     payload = models.JSONField(null=True, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     token_count = models.PositiveIntegerField(default=0)
+    # Set on append by threads.outcome.message_outcome, so that lists count errors without
+    # reading every result; a change of that definition back-fills it in a migration.
+    is_error = models.BooleanField(default=False)
     run = models.ForeignKey(
         "threads.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="messages"
     )
@@ -81,6 +84,11 @@ class Message(models.Model):
                 condition=Q(idempotency_key__isnull=False),
                 name="message_idempotency_key_unique_in_thread",
             ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["thread"], condition=Q(is_error=True), name="message_errors_by_thread"
+            )
         ]
 
     def __str__(self):

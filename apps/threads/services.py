@@ -16,6 +16,7 @@ from apps.tenancy.models import Agent
 from apps.tenancy.services import resource_get_or_create
 from apps.threads.hooks import messages_appended
 from apps.threads.models import Message, Run, RunStatus, Thread
+from apps.threads.outcome import message_outcome
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,7 @@ def _check_same_body(prior: Message, item: MessageInput, index: int) -> None:
 
 
 def _message_from_input(thread: Thread, seq: int, item: MessageInput, now) -> Message:
-    return Message(
+    message = Message(
         thread=thread,
         seq=seq,
         role=item.role,
@@ -207,6 +208,8 @@ def _message_from_input(thread: Thread, seq: int, item: MessageInput, now) -> Me
         idempotency_key=item.idempotency_key,
         created_at=item.created_at or now,
     )
+    message.is_error = message_outcome(message).error
+    return message
 
 
 def _advance_counters(thread: Thread, new: list[Message], last_seq: int, now) -> None:
