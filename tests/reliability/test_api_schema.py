@@ -90,6 +90,7 @@ def test_every_operation_answers_within_its_schema_and_never_5xx(live_server, tm
     )
 
     summary = done.stdout[-6000:]
+    print(summary)  # the counts, for a longer run's report (pytest -rA or -s shows them)
     assert done.returncode == 0, summary
     assert "0 passed" not in summary and " passed" in summary, summary
 
