@@ -301,7 +301,7 @@ def _fit(candidates: Candidates, config, query: str, max_tokens: int, history: s
         elif name == "observations":
             kept[name] = observations_choose(
                 blocks[name], grant=grant, overhead=block_overhead(name), terms=terms
-            )[0]
+            )
         elif name == "recall":
             kept[name] = _recalled(candidates.recall, grant, kept)
         else:

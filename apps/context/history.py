@@ -20,20 +20,20 @@ NEWEST_SHARE = 0.5
 
 def observations_choose(
     pieces: list[Piece], *, grant: int, overhead: int, terms: list[str]
-) -> tuple[list[Piece], list[Piece]]:
-    """Return the observations (in time order) that fit grant, and those left out.
+) -> list[Piece]:
+    """Return the observations (in time order) that fit grant.
 
     pieces are the active observations in time order, each with its tokens and its word stems;
     overhead is what the block's tags take once it shows anything.
     """
     if sum(piece.tokens for piece in pieces) + overhead <= grant:
-        return pieces, []
+        return pieces
     room = grant - overhead
     chosen: set[int] = set()
 
-    def take(index: int, limit: int) -> None:
+    def take(index: int) -> None:
         nonlocal room
-        if index not in chosen and pieces[index].tokens <= limit and pieces[index].tokens <= room:
+        if index not in chosen and pieces[index].tokens <= room:
             chosen.add(index)
             room -= pieces[index].tokens
 
@@ -42,15 +42,13 @@ def observations_choose(
     for index in range(len(pieces) - 1, -1, -1):
         if spent + pieces[index].tokens > newest_room:
             break
-        take(index, room)
+        take(index)
         spent += pieces[index].tokens
     for index in _by_relevance(pieces, terms):
-        take(index, room)
+        take(index)
     for index in range(len(pieces) - 1, -1, -1):
-        take(index, room)
-    kept = [piece for index, piece in enumerate(pieces) if index in chosen]
-    left = [piece for index, piece in enumerate(pieces) if index not in chosen]
-    return kept, left
+        take(index)
+    return [piece for index, piece in enumerate(pieces) if index in chosen]
 
 
 def _by_relevance(pieces: list[Piece], terms: list[str]) -> list[int]:

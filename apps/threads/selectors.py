@@ -78,17 +78,11 @@ _TAIL_FIELDS = (
 )
 
 
-def message_tail(*, thread: Thread, after_seq: int, limit: int) -> list:
-    """Return the thread's newest `limit` messages after after_seq, oldest first, as named rows
-    of what a context shows of them (model instances of a thread's tail took longer to build
-    than the query took to run)."""
-    newest = Message.objects.filter(thread=thread, seq__gt=after_seq).order_by("-seq")
-    return list(reversed(newest.values_list(*_TAIL_FIELDS, named=True)[:limit]))
-
-
 def message_tail_within(*, thread: Thread, after_seq: int, max_tokens: int, limit: int) -> list:
     """Return the thread's newest messages after after_seq that fit max_tokens together (by
-    their stored token counts; `limit` at most), oldest first, as message_tail's rows.
+    their stored token counts; `limit` at most), oldest first, as named rows of what a context
+    shows of them (model instances of a thread's tail took longer to build than the query took
+    to run).
 
     Their sizes are read first and the rows only of those that fit: a thread's unobserved
     tail can hold hundreds of messages (up to the observer's threshold, 30k tokens), and a
@@ -109,7 +103,8 @@ def message_tail_within(*, thread: Thread, after_seq: int, max_tokens: int, limi
 
 def messages_around(*, thread: Thread, seqs, before: int, after: int) -> dict[int, tuple]:
     """Return the thread's messages from `before` before to `after` after each of seqs, by seq,
-    as message_tail's rows (one query, each message once however many stretches hold it)."""
+    as message_tail_within's rows (one query, each message once however many stretches hold
+    it)."""
     wanted = {seq + step for seq in seqs for step in range(-before, after + 1) if seq + step > 0}
     if not wanted:
         return {}
