@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import pytest
 from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from rest_framework.test import APIClient
 
 from apps.jobs.services import job_run_pending
@@ -98,6 +99,14 @@ def carol(db) -> Actor:
 @pytest.fixture
 def anonymous() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture
+def back_to_latest(transactional_db):
+    """Migrate the database forward to the latest migrations after a data migration's test."""
+    yield
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 @pytest.fixture

@@ -1,25 +1,10 @@
 """Migrations 0002-0003: duplicates stored before the constraint are superseded, not refused."""
 
-import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
-
 from tests.conftest import make_actor
+from tests.migrating import migrate
 
 BEFORE = [("episodic", "0001_initial")]
 AFTER = [("episodic", "0003_entry_hash_unique_live")]
-
-
-def _migrate(targets):
-    """Migrate to targets and return the models as they were then (later columns absent)."""
-    return MigrationExecutor(connection).migrate(targets).apps
-
-
-@pytest.fixture
-def back_to_latest(transactional_db):
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 def _entry(models, agent, content_hash, status="pending"):
@@ -46,13 +31,13 @@ def _entry(models, agent, content_hash, status="pending"):
 
 def test_it_keeps_the_oldest_live_duplicate_and_supersedes_the_others(back_to_latest):
     alice = make_actor("acme", "alice")
-    old = _migrate(BEFORE)  # the old constraint let entries without a resource repeat
+    old = migrate(BEFORE)  # the old constraint let entries without a resource repeat
     rejected = _entry(old, alice.agent, "h1", status="rejected")
     oldest = _entry(old, alice.agent, "h1", status="approved")
     repeats = [_entry(old, alice.agent, "h1", status="approved"), _entry(old, alice.agent, "h1")]
     other = _entry(old, alice.agent, "h2")
 
-    models = _migrate(AFTER)
+    models = migrate(AFTER)
     MemoryEntry = models.get_model("episodic", "MemoryEntry")
     SearchItem = models.get_model("search", "SearchItem")
 

@@ -1,31 +1,16 @@
 """Migration 0002: messages stored before it are judged by threads.outcome, as appends are now."""
 
-import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
-
 from tests.conftest import make_actor
+from tests.migrating import migrate
 
 BEFORE = [("threads", "0001_initial")]
 AFTER = [("threads", "0002_message_is_error")]
 
 
-def _migrate(targets):
-    """Migrate to targets and return the models as they were then (later columns absent)."""
-    return MigrationExecutor(connection).migrate(targets).apps
-
-
-@pytest.fixture
-def back_to_latest(transactional_db):
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
-
-
 def test_it_marks_the_stored_errors_of_an_agent_loop(back_to_latest):
     alice = make_actor("acme", "alice")
     thread = alice.new_thread()["id"]
-    old = _migrate(BEFORE)
+    old = migrate(BEFORE)
     Message = old.get_model("threads", "Message")
     rows = [
         ("tool_result", '{"status": 502, "detail": "no answer"}', {"tool_call_id": "c1"}),
@@ -41,7 +26,7 @@ def test_it_marks_the_stored_errors_of_an_agent_loop(back_to_latest):
             thread_id=thread, seq=seq, role=role, kind=kind, content=content, payload=payload
         )
 
-    models = _migrate(AFTER)
+    models = migrate(AFTER)
 
     stored = models.get_model("threads", "Message").objects.filter(thread_id=thread)
     flags = list(stored.order_by("seq").values_list("is_error", flat=True))
