@@ -7,6 +7,7 @@ into its grant, renders the whole and stores a snapshot of what it gave (see sna
 
 import hashlib
 import json
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from django.utils import timezone
@@ -36,7 +37,7 @@ from apps.search.selectors import (
     similarity_floor,
 )
 from apps.threads.models import Role
-from apps.threads.selectors import message_latest, message_tail_within, messages_around
+from apps.threads.selectors import message_latest, message_tail_within
 
 # The most messages a context reads after what observations or a summary cover: far more than
 # any budget keeps, while a thread whose memory is still catching up cannot make a request slow.
@@ -234,8 +235,9 @@ def _recall(agent, thread, query, config, embedding, window_start: int) -> list[
     Stretches may overlap; the fitting shows each message once. Hits are asked for beyond
     top_k, by half the recent window, so that enough remain after the window's own are set
     aside (asking for a whole window more measured the same on bench/context_recall.py,
-    none more lost a point or two). The messages around them are read for the top_k kept
-    only (reading every hit's range took a quarter of a context at top_k 30).
+    none more lost a point or two). The hits and the messages around them come in one query
+    (search's message ranges); each message shows in one hit's range there, so the stretches
+    are rebuilt from all the messages read.
     """
     top_k = config["semantic_recall_top_k"]
     before = config["semantic_recall_range_before"]
@@ -246,13 +248,15 @@ def _recall(agent, thread, query, config, embedding, window_start: int) -> list[
         kinds=[ItemKind.MESSAGE],
         thread_id=thread.id,
         top_k=top_k + config["recent_window"] // 2,
-        message_range=(0, 0),
+        message_range=(before, after),
         embedding=embedding,
     )
     hits = [hit for hit in found.hits if hit.seq < window_start][:top_k]
-    around = messages_around(
-        thread=thread, seqs=[hit.seq for hit in hits], before=before, after=after
-    )
+    read = {
+        message.seq: message
+        for hit in found.hits
+        for message in (hit, *hit.context.before, *hit.context.after)
+    }
     stretches = []
     for hit in hits:
         pieces = [
@@ -266,9 +270,10 @@ def _recall(agent, thread, query, config, embedding, window_start: int) -> list[
                 payload=message.payload,
                 created_at=message.created_at,
                 score=hit.score if seq == hit.seq else None,
+                token_count=message.token_count,
             )
             for seq in range(hit.seq - before, hit.seq + after + 1)
-            if (message := around.get(seq)) is not None and seq < window_start
+            if (message := read.get(seq)) is not None and seq < window_start
         ]
         stretches.append(Stretch(hit=next(p for p in pieces if p.seq == hit.seq), pieces=pieces))
     return stretches
@@ -366,8 +371,7 @@ def _recalled(stretches: list[Stretch], grant: int, kept: dict[str, list[Piece]]
     stretch still brings the rest of its own. (Taking every hit alone first and their
     neighbours after measured the same on bench/context_recall.py: within a point.)"""
     recent_start = kept["recent"][0].seq if kept["recent"] else None
-    # Compared with white space folded: an observation strips and joins what it quotes.
-    quoted = " ".join(" ".join(p.content for p in kept.get("observations", [])).split())
+    quoted = _Quotes(kept.get("observations", []))
     room = grant - block_overhead("recall")
     taken: dict[int, Piece] = {}
 
@@ -377,7 +381,7 @@ def _recalled(stretches: list[Stretch], grant: int, kept: dict[str, list[Piece]]
             for piece in pieces
             if piece.seq not in taken
             and (recent_start is None or piece.seq < recent_start)
-            and not _quoted(piece, quoted)
+            and not quoted.holds(piece)
         ]
 
     def take(pieces) -> bool:
@@ -395,10 +399,42 @@ def _recalled(stretches: list[Stretch], grant: int, kept: dict[str, list[Piece]]
     return list(taken.values())
 
 
-def _quoted(piece: Piece, quoted: str) -> bool:
-    """Whether a shown observation holds the recalled message's words as they were said."""
-    said = " ".join(piece.content.split(": ", 1)[-1].split())
-    return len(said) >= 20 and said in quoted
+class _Quotes:
+    """The shown observations, asked whether one of those covering a message's seq holds its
+    words as they were said (compared with white space folded: an observation strips and
+    joins what it quotes).
+
+    Only the observations whose span covers the message are searched: searching the text of
+    all shown observations (~50k tokens on bench/context.py's thread) for each recalled line
+    took ~2 ms of a context.
+    """
+
+    def __init__(self, observations: list[Piece]):
+        self.observations = sorted(observations, key=lambda piece: piece.seq)
+        self.firsts = [piece.seq for piece in self.observations]
+        # The furthest last_seq among the observations up to each index: spans may overlap.
+        self.reach, furthest = [], 0
+        for piece in self.observations:
+            furthest = max(furthest, piece.extra["last_seq"])
+            self.reach.append(furthest)
+        self.folded: dict[int, str] = {}
+
+    def holds(self, piece: Piece) -> bool:
+        said = " ".join(piece.content.split(": ", 1)[-1].split())
+        if len(said) < 20:
+            return False
+        index = bisect_right(self.firsts, piece.seq) - 1
+        while index >= 0 and self.reach[index] >= piece.seq:
+            observation = self.observations[index]
+            if observation.extra["last_seq"] >= piece.seq and said in self._text(index):
+                return True
+            index -= 1
+        return False
+
+    def _text(self, index: int) -> str:
+        if index not in self.folded:
+            self.folded[index] = " ".join(self.observations[index].content.split())
+        return self.folded[index]
 
 
 def _left_out(candidates: Candidates, kept: dict[str, list[Piece]], budget: Budget) -> list:

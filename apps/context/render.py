@@ -90,11 +90,15 @@ def when(moment: datetime | None) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def message_head(role: str, kind: str, name: str) -> str:
+    """Return who said a message as its line in a block starts: role, kind, tool name."""
+    head = role if kind == "message" else f"{role} {kind}"
+    return f"{head} {name}" if name else head
+
+
 def message_text(role: str, kind: str, name: str, content: str, payload) -> str:
     """Return a message as one line of a block: who, what, and its payload as JSON."""
-    head = role if kind == "message" else f"{role} {kind}"
-    if name:
-        head += f" {name}"
+    head = message_head(role, kind, name)
     body = content
     if payload is not None:
         data = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
@@ -137,6 +141,22 @@ def line_tokens(block: str, piece: Piece, now: datetime) -> int:
             piece.tokens = count_tokens(_span(block, piece)) + piece.content_tokens + 2 * escapes
         else:
             piece.tokens = count_tokens(piece_line(block, piece, now))
+    return piece.tokens
+
+
+def recall_line_tokens(piece: Piece, head: str, token_count: int) -> int:
+    """Return (and keep on the piece) the tokens of a recalled message's line, from the count
+    its append stored (count_message_tokens: 4 + its content + its payload as JSON).
+
+    The line is "#seq [date] head: content payload", escaped. count_tokens is additive across
+    whitespace and at ":", so the line's count is the prefix's, the head's, one for ":" and
+    the stored count less its framing, plus two per escaped symbol (& < > become three
+    tokens). Counting each recalled line again took ~2 of a ~25 ms context (bench/context.py,
+    SQLite, in-process); tests/context/test_render.py checks the sum against count_tokens.
+    """
+    escapes = sum(piece.content.count(symbol) for symbol in "&<>")
+    prefix = f"#{piece.seq} [{when(piece.created_at)}]"
+    piece.tokens = count_tokens(prefix) + count_tokens(head) + 1 + token_count - 4 + 2 * escapes
     return piece.tokens
 
 

@@ -11,14 +11,17 @@ from apps.context.render import (
     block_text,
     block_tokens,
     chat_message,
+    message_head,
     message_text,
     observation_kept,
     observation_piece,
     piece_hash,
+    recall_line_tokens,
 )
 from apps.core.errors import NotFound
 from apps.observations.selectors import (
     observation_texts,
+    observations_active_marker,
     observations_active_sizes,
     observations_by_id,
     summaries_by_id,
@@ -266,12 +269,20 @@ def message_piece(message) -> Piece:
     )
 
 
-def recall_piece(*, id, seq, role, kind, name, content, payload, created_at, score=None) -> Piece:
-    """A recalled message as the recall block holds it: one line of text, with its date."""
+def recall_piece(
+    *, id, seq, role, kind, name, content, payload, created_at, score=None, token_count=None
+) -> Piece:
+    """A recalled message as the recall block holds it: one line of text, with its date.
+
+    token_count is the message's stored count, when the caller read it: the line's tokens are
+    then known without counting them again (render.recall_line_tokens)."""
     text = message_text(role, kind, name, content, payload)
-    return Piece(
+    piece = Piece(
         type="message", id=str(id), content=text, seq=seq, score=score, created_at=created_at
     )
+    if token_count is not None:
+        recall_line_tokens(piece, message_head(role, kind, name), token_count)
+    return piece
 
 
 def _messages(snapshot, ids) -> dict[str, Piece]:
@@ -364,17 +375,32 @@ def observation_pieces(observations) -> list[Piece]:
 OBSERVATION_CANDIDATES = 2000
 
 
+# The observations block of each thread this process assembled a context for, with what marks
+# the active observations it was read from (observations_active_marker). A long thread's
+# context reads a few hundred observation rows on every request; reading them and building
+# their pieces took ~4 of a ~25 ms context on bench/context.py's thread (500 observations,
+# SQLite, in-process), the marker's one aggregate a tenth of that. Pieces of observations are
+# never changed by assembly. Dropped whole when full, as render.py's observation lines are.
+OBSERVATION_BLOCKS = 1000
+_blocks: dict = {}  # thread id -> (marker, pieces, unread)
+
+
 def observation_block(*, thread) -> tuple[list[Piece], int]:
     """The thread's newest active observations (OBSERVATION_CANDIDATES at most) as pieces, in
-    time order, and how many older ones were not read. Only the text of observations this
-    process has not shown before is read."""
+    time order, and how many older ones were not read. Read again only when the thread's
+    active observations changed since this process last read them, and then only the text of
+    observations it has not shown before."""
+    marker = observations_active_marker(thread=thread)
+    held = _blocks.get(thread.id)
+    if held is not None and held[0] == marker:
+        return list(held[1]), held[2]
     rows, unread = observations_active_sizes(thread=thread, limit=OBSERVATION_CANDIDATES)
-    held = {row.id: kept for row in rows if (kept := observation_kept(row.id)) is not None}
-    missing = [row.id for row in rows if row.id not in held]
+    kept = {row.id: line for row in rows if (line := observation_kept(row.id)) is not None}
+    missing = [row.id for row in rows if row.id not in kept]
     texts = observation_texts(thread=thread, ids=missing) if missing else {}
     pieces = []
     for row in rows:
-        if row.id not in held and row.id not in texts:
+        if row.id not in kept and row.id not in texts:
             continue  # deleted meanwhile
         pieces.append(
             observation_piece(
@@ -383,9 +409,12 @@ def observation_block(*, thread) -> tuple[list[Piece], int]:
                 last_seq=row.last_seq,
                 tokens=row.tokens,
                 content=texts.get(row.id),
-                kept=held.get(row.id),
+                kept=kept.get(row.id),
             )
         )
+    if len(_blocks) >= OBSERVATION_BLOCKS:
+        _blocks.clear()
+    _blocks[thread.id] = (marker, tuple(pieces), unread)
     return pieces, unread
 
 

@@ -1,6 +1,6 @@
 """Reads of observational memory and compaction summaries, for context assembly and the API."""
 
-from django.db.models import Max
+from django.db.models import Count, Max
 
 from apps.observations.models import Observation, ObservationFailure, ThreadSummary
 
@@ -64,6 +64,15 @@ def observations_active_sizes(*, thread, limit: int) -> tuple[list, int]:
     rows = list(sizes[: limit + 1])
     unread = active.count() - limit if len(rows) > limit else 0
     return rows[:limit][::-1], unread
+
+
+def observations_active_marker(*, thread) -> tuple[int, object]:
+    """Return what changes whenever the thread's active observations do: how many there are and
+    when the newest of them was written (the observer and the reflector only ever add rows, a
+    reflection supersedes the rows it replaces, and rows only go by being deleted)."""
+    active = Observation.objects.filter(thread=thread, superseded_by__isnull=True)
+    marker = active.aggregate(count=Count("id"), newest=Max("created_at"))
+    return marker["count"], marker["newest"]
 
 
 # Ids per query: a reflector threshold of millions of tokens can leave tens of thousands of

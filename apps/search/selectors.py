@@ -257,6 +257,7 @@ class ContextMessage:
     content: str
     payload: Any
     created_at: datetime
+    token_count: int | None = None  # as the append counted it (count_message_tokens)
 
 
 @dataclass(frozen=True)
@@ -284,6 +285,7 @@ class Hit:
     name: str | None = None
     payload: Any = None
     context: MessageRange | None = None
+    token_count: int | None = None  # a message's, as the append counted it
 
 
 @dataclass(frozen=True)
@@ -492,6 +494,7 @@ def _message_hit(message, score: float, signals: dict) -> Hit:
         kind=message.kind,
         name=message.name,
         payload=message.payload,
+        token_count=message.token_count,
     )
 
 
@@ -574,6 +577,7 @@ def _context_message(message) -> ContextMessage:
         content=message.content,
         payload=message.payload,
         created_at=message.created_at,
+        token_count=message.token_count,
     )
 
 

@@ -223,3 +223,27 @@ def test_recall_leaves_out_what_a_shown_observation_quotes(alice, configure):
     quoted = {n for n in range(12) if f"Ticket {n}: router" in observations["text"]}
     recalled = {item["seq"] for item in block(given, "recall")["items"]}
     assert quoted and not recalled & {n + 1 for n in quoted}  # seq n+1 is Ticket n
+
+
+def test_the_observations_block_follows_the_observer_and_the_reflector(alice, configure):
+    """A process keeps each thread's observations block until they change: new observations
+    and a reflection that supersedes them show in the very next context."""
+    configure(alice, observer_message_tokens=300, recent_window=2)
+    thread = alice.new_thread()
+    talk(alice, thread["id"], *[_filler(n) for n in range(8)])
+    job_run_pending()
+    first = block(context(alice, thread["id"], query="word1"), "observations")["items"]
+    assert first
+
+    talk(alice, thread["id"], *[_filler(n) for n in range(8, 16)])
+    job_run_pending()
+    second = block(context(alice, thread["id"], query="word1"), "observations")["items"]
+    assert {item["id"] for item in first} < {item["id"] for item in second}
+    assert second[-1]["seq"] > first[-1]["seq"]
+
+    configure(alice, reflector_observation_tokens=100)
+    talk(alice, thread["id"], *[_filler(n) for n in range(16, 20)])
+    job_run_pending()
+    third = block(context(alice, thread["id"], query="word1"), "observations")["items"]
+    assert third and not {item["id"] for item in second} <= {item["id"] for item in third}
+    assert len(third) < len(second)  # the reflection stands for the rows it superseded

@@ -6,7 +6,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from apps.context.render import _observations
-from apps.context.snapshots import observation_block, session_memory_pieces
+from apps.context.snapshots import _blocks, observation_block, session_memory_pieces
 from apps.jobs.services import job_run_pending
 from apps.observations import selectors
 from apps.observations.models import Observation
@@ -144,11 +144,15 @@ def test_observations_shown_before_are_not_read_again(alice, configure, django_a
     row = Thread.objects.get(pk=thread["id"])
     texts = dict(Observation.objects.filter(thread=row).values_list("id", "content"))
     _observations.clear()  # as in a process that has shown none of them
+    _blocks.clear()
 
-    with django_assert_num_queries(2):  # the sizes, then the text of all of them
+    with django_assert_num_queries(3):  # what marks them, their sizes, the text of all
         first, _ = observation_block(thread=row)
-    with django_assert_num_queries(1):  # the sizes only
+    with django_assert_num_queries(1):  # what marks them only: they have not changed
         again, _ = observation_block(thread=row)
+    _blocks.clear()  # as when the store of blocks was full
+    with django_assert_num_queries(2):  # what marks them and their sizes
+        observation_block(thread=row)
 
     assert len(first) == len(texts) > 1
     assert [p.content for p in first] == [texts[uuid.UUID(p.id)] for p in first]
