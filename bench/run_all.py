@@ -17,7 +17,8 @@ Run it with `make bench`, or:
     .venv/bin/python bench/run_all.py [--only context,search] [--backend sqlite|postgres|both]
         [--quick] [--output bench/RESULTS.md] [--history bench/history] [--figures FILE.jsonl]
 --quick passes each script the small sizes its docstring gives for checking that it works: the
-figures then only show that the chain works, and the table's line says so.
+figures then only show that the chain works, the table's line says so, and they go to
+bench/results/quick.md (not committed) unless --output names another file.
 """
 
 import argparse
@@ -79,7 +80,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--only", default="", help=f"comma-separated subset of: {','.join(names)}")
     parser.add_argument("--backend", choices=[*BACKENDS, "both"], default="both")
     parser.add_argument("--quick", action="store_true", help="the scripts' small sizes")
-    parser.add_argument("--output", type=Path, default=BENCH / "RESULTS.md")
+    parser.add_argument(
+        "--output", type=Path, help="default RESULTS.md; with --quick bench/results/quick.md"
+    )
     parser.add_argument(
         "--history", type=Path, help="where replaced tables go (default: history/ by --output)"
     )
@@ -91,6 +94,10 @@ def parse_args() -> argparse.Namespace:
         parser.error(f"--only: unknown benchmark(s) {', '.join(unknown)}; choose from {names}")
     args.scripts = [script for script in SCRIPTS if not chosen or script.name in chosen]
     args.backends = BACKENDS if args.backend == "both" else (args.backend,)
+    if args.output is None:
+        # Quick figures only show that the chain works: they never replace measured ones.
+        args.output = BENCH / "results" / "quick.md" if args.quick else BENCH / "RESULTS.md"
+        args.output.parent.mkdir(exist_ok=True)
     if args.history is None:
         args.history = args.output.parent / "history"
     return args

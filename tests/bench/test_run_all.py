@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from run_all import keep_in_history, markers, replace_tables  # noqa: E402
+from run_all import SCRIPTS, keep_in_history, markers, replace_tables  # noqa: E402
 
 ONLY = ("consolidation", "observations")
 OLD_CONSOLIDATION = (
@@ -124,6 +124,16 @@ def test_two_tables_of_the_same_minute_are_both_kept_and_an_undated_one_is_named
     kept = (tmp_path / "2026-11-27-1000-mcp.md").read_text()
     assert "first" in kept and "second" in kept
     assert "no date here" in (tmp_path / "undated-mcp.md").read_text()
+
+
+def test_the_results_file_has_one_marked_table_for_every_benchmark_the_runner_runs():
+    text = (ROOT / "bench" / "RESULTS.md").read_text()
+
+    for script in SCRIPTS:
+        begin, end = markers(script.name)
+        assert text.count(begin) == 1 and text.count(end) == 1, script.name
+        first = between_markers(text, script.name).splitlines()[0]
+        assert re.match(r"\d{4}-\d{2}-\d{2}", first), f"{script.name}: {first}"
 
 
 def test_an_unknown_benchmark_is_refused_by_name(tmp_path):
