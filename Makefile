@@ -45,12 +45,15 @@ browser:
 test: install browser
 	$(BIN)/pytest
 
-## lint: ruff lint + format check, the import layers (pyproject.toml), no model change without its migration
+## lint: ruff lint + format check, the import layers (pyproject.toml), no model change without its
+## migration, a README of at most 400 lines, the settings table of docs/configuration.md current
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(PY) manage.py makemigrations --check --dry-run
+	$(PY) .ci/readme_length.py
+	$(PY) manage.py docs_settings --check
 
 ## deploy-check: the compose file (Debian's docker-compose, no engine needed) and Django's deploy
 ## check at WARNING with the production values of .env.example
@@ -62,7 +65,8 @@ format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-## bench: every benchmark on both backends; appends a dated table to bench/RESULTS.md
+## bench: every benchmark on both backends; replaces each one's table in bench/RESULTS.md (the
+## table it replaces goes to bench/history/)
 ## (BENCH_ARGS, e.g. "--only context,search" or "--quick", is passed to bench/run_all.py)
 BENCH_ARGS ?=
 bench: install

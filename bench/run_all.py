@@ -1,25 +1,31 @@
-"""Run every benchmark on both backends and append one dated table of their figures to RESULTS.md.
+"""Run every benchmark on both backends and replace each one's table in RESULTS.md.
 
 Each script hands its headline figures to common.record(), which appends them as JSON lines to
 the file $BENCH_RESULTS names; this runner sets it to a scratch file, runs each script once per
 backend (a script that runs only on SQLite runs once; bench/consolidation.py gets a scratch
-PostgreSQL database created before and dropped after), then appends to the results file a section
-headed by the date, the machine (platform, CPU model, cores, memory) and the commit (with
-"+dirty" when the tree has uncommitted changes), with one row per recorded figure:
-benchmark | backend | case | figure | target | met. A script that fails, or records nothing, is
-named under the table and the runner exits 1 after writing it.
+PostgreSQL database created before and dropped after). Then, for each benchmark that recorded
+figures, it replaces that benchmark's table in the results file: the table stands between the
+lines `<!-- bench NAME: ... -->` and `<!-- end bench NAME -->`, under one line with the date,
+the commit (with "+dirty" when the tree has uncommitted changes), the machine (platform, CPU
+model, cores, memory) and the sizes, with one row per recorded figure: backend | case | figure |
+target | met. The table it replaces goes to the history folder as <date>-<benchmark>.md (the
+date of the figures it held), so RESULTS.md holds the current figures only and nothing measured
+is lost. A benchmark without a table yet gets one at the end of the file. A script that fails is
+named under its table; one that records nothing keeps its previous table, and the runner exits 1.
 
 Run it with `make bench`, or:
     .venv/bin/python bench/run_all.py [--only context,search] [--backend sqlite|postgres|both]
-        [--quick] [--output bench/RESULTS.md] [--figures FILE.jsonl]
+        [--quick] [--output bench/RESULTS.md] [--history bench/history] [--figures FILE.jsonl]
 --quick passes each script the small sizes its docstring gives for checking that it works: the
-figures then only show that the chain works, and the section says so.
+figures then only show that the chain works, the table's line says so, and they go to
+bench/results/quick.md (not committed) unless --output names another file.
 """
 
 import argparse
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -74,7 +80,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--only", default="", help=f"comma-separated subset of: {','.join(names)}")
     parser.add_argument("--backend", choices=[*BACKENDS, "both"], default="both")
     parser.add_argument("--quick", action="store_true", help="the scripts' small sizes")
-    parser.add_argument("--output", type=Path, default=BENCH / "RESULTS.md")
+    parser.add_argument(
+        "--output", type=Path, help="default RESULTS.md; with --quick bench/results/quick.md"
+    )
+    parser.add_argument(
+        "--history", type=Path, help="where replaced tables go (default: history/ by --output)"
+    )
     parser.add_argument("--figures", type=Path, help="also keep the recorded JSON lines here")
     args = parser.parse_args()
     chosen = [name.strip() for name in args.only.split(",") if name.strip()]
@@ -83,6 +94,12 @@ def parse_args() -> argparse.Namespace:
         parser.error(f"--only: unknown benchmark(s) {', '.join(unknown)}; choose from {names}")
     args.scripts = [script for script in SCRIPTS if not chosen or script.name in chosen]
     args.backends = BACKENDS if args.backend == "both" else (args.backend,)
+    if args.output is None:
+        # Quick figures only show that the chain works: they never replace measured ones.
+        args.output = BENCH / "results" / "quick.md" if args.quick else BENCH / "RESULTS.md"
+        args.output.parent.mkdir(exist_ok=True)
+    if args.history is None:
+        args.history = args.output.parent / "history"
     return args
 
 
@@ -148,41 +165,74 @@ def target(line: dict) -> str:
     return " ".join(part for part in (op, number(bound), line["unit"]) if part)
 
 
-def section(
-    lines: list[dict], failures: list[str], args: argparse.Namespace, seconds: float
-) -> str:
-    """Return the Markdown section of this run: header, table, failures."""
+def markers(name: str) -> tuple[str, str]:
+    """Return the lines that open and close the table of benchmark name in RESULTS.md."""
+    return (
+        f"<!-- bench {name}: the table below is replaced by bench/run_all.py -->",
+        f"<!-- end bench {name} -->",
+    )
+
+
+def table(lines: list[dict], failures: list[str], mode: str, seconds: float) -> str:
+    """Return one benchmark's table: its one line of facts, the rows, then its failures."""
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    mode = "quick sizes (checks the chain; not figures)" if args.quick else "full sizes"
-    names = ", ".join(script.name for script in args.scripts)
-    revision = commit()
+    backends = ", ".join(dict.fromkeys(line["backend"] for line in lines))
     out = [
-        f"## {now} — `make bench`, commit {revision}",
+        f"{now} — `make bench`, commit {commit()}; machine: {machine()}; {mode}; "
+        f"{backends}; {seconds:.0f} s",
         "",
-        f"- machine: {machine()}",
-        f"- commit: {revision}",
-        f"- run: {mode}; {names} on {', '.join(args.backends)}; {seconds:.0f} s",
-        "",
-        "| benchmark | backend | case | figure | target | met |",
-        "|---|---|---|---|---|---|",
+        "| backend | case | figure | target | met |",
+        "|---|---|---|---|---|",
     ]
     for line in lines:
         met = {True: "yes", False: "**no**", None: ""}[line["met"]]
-        cells = [line["benchmark"], line["backend"], line["case"], figure(line)]
-        cells += [target(line), met]
+        cells = [line["backend"], line["case"], figure(line), target(line), met]
         out.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
-    out += [""] + [f"Failed: {failure}." for failure in failures] + ([""] if failures else [])
+    out += ([""] + [f"Failed: {failure}." for failure in failures]) if failures else []
     return "\n".join(out)
 
 
+def keep_in_history(folder: Path, name: str, old: str) -> Path:
+    """Write a replaced table to folder as <date>-<name>.md, dated by its first line."""
+    found = re.match(r"(\d{4}-\d{2}-\d{2})(?: (\d{2}):(\d{2}))?", old)
+    stamp = "undated"
+    if found:
+        stamp = found.group(1) + (f"-{found.group(2)}{found.group(3)}" if found.group(2) else "")
+    path = folder / f"{stamp}-{name}.md"
+    folder.mkdir(parents=True, exist_ok=True)
+    if path.exists():  # two tables of one benchmark from the same minute: keep both
+        path.write_text(path.read_text().rstrip("\n") + "\n\n" + old + "\n")
+    else:
+        path.write_text(f"# {name}, {stamp}\n\nReplaced in RESULTS.md by a later run.\n\n{old}\n")
+    return path
+
+
+def replace_tables(text: str, tables: dict[str, str], history: Path) -> str:
+    """Return text with each benchmark's table replaced; the replaced ones go to history."""
+    for name, body in tables.items():
+        begin, end = markers(name)
+        if begin in text and end in text.split(begin, 1)[1]:
+            head, rest = text.split(begin, 1)
+            old, tail = rest.split(end, 1)
+            if old.strip("\n"):
+                keep_in_history(history, name, old.strip("\n"))
+            text = f"{head}{begin}\n{body}\n{end}{tail}"
+        else:
+            text = text.rstrip("\n") + ("\n\n" if text.strip() else "")
+            text += f"## {name}\n\n{begin}\n{body}\n{end}\n"
+    return text
+
+
 def main() -> None:
-    """Run the chosen scripts on the chosen backends and append their table."""
+    """Run the chosen scripts on the chosen backends and replace their tables."""
     args = parse_args()
-    started, failures = time.monotonic(), []
+    failures: dict[str, list[str]] = {}
+    seconds: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="mc-bench-run-all-") as scratch:
         results = Path(scratch) / "figures.jsonl"
         results.touch()
         for script in args.scripts:
+            started = time.monotonic()
             backends = args.backends
             if script.backend_via == "sqlite":
                 backends = [backend for backend in backends if backend == "sqlite"]
@@ -190,17 +240,27 @@ def main() -> None:
                 before = results.stat().st_size
                 code = run_script(script, backend, args.quick, results)
                 if code != 0:
-                    failures.append(f"{script.name} on {backend} (exit {code})")
+                    failures.setdefault(script.name, []).append(f"{backend} (exit {code})")
                 elif results.stat().st_size == before:  # e.g. a child process that failed
-                    failures.append(f"{script.name} on {backend} (recorded no figures)")
+                    failures.setdefault(script.name, []).append(f"{backend} (recorded no figures)")
+            seconds[script.name] = time.monotonic() - started
         recorded = results.read_text()
     if args.figures:
         args.figures.write_text(recorded)
     lines = [json.loads(line) for line in recorded.splitlines() if line]
-    text = section(lines, failures, args, time.monotonic() - started)
+    mode = "quick sizes (checks the chain; not figures)" if args.quick else "full sizes"
+    tables = {}
+    for script in args.scripts:
+        mine = [line for line in lines if line["benchmark"] == script.name]
+        named = [f"{script.name} on {failure}" for failure in failures.get(script.name, [])]
+        if mine:
+            tables[script.name] = table(mine, named, mode, seconds[script.name])
     existing = args.output.read_text() if args.output.exists() else ""
-    args.output.write_text(existing.rstrip("\n") + ("\n\n" if existing else "") + text)
-    log(f"run_all: {len(lines)} figures appended to {args.output}")
+    args.output.write_text(replace_tables(existing, tables, args.history))
+    log(f"run_all: {len(lines)} figures in {len(tables)} tables of {args.output}")
+    for name, failed in failures.items():
+        kept = "" if name in tables else "; its previous table stays"
+        log(f"run_all: {name} failed on {', '.join(failed)}{kept}")
     sys.exit(1 if failures else 0)
 
 
