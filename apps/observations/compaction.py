@@ -1,11 +1,13 @@
 """Rolling compaction: fold a thread's older messages into a versioned summary."""
 
 import logging
+import re
 
 from django.db import IntegrityError, transaction
 
 from apps.observations import extractive
 from apps.observations.chunks import message_chunks
+from apps.observations.condense import condense_within
 from apps.observations.failures import failure_record
 from apps.observations.models import Method, Stage, ThreadSummary
 from apps.observations.observer import BUFFER_RATIO
@@ -14,6 +16,10 @@ from apps.providers.llm import ChatModel, LLMError, LLMOutputError
 from apps.providers.tokens import count_tokens
 
 logger = logging.getLogger(__name__)
+
+# The line an extractive summary ends with when the budget left entries out.
+_LEFT_OUT = "({count} older entries left out to stay within the budget; search finds them)"
+_LEFT_OUT_LINE = re.compile(r"\n?\((\d+) older entries left out [^\n]*\)$")
 
 
 def compaction_due(
@@ -53,7 +59,9 @@ def thread_compact(*, thread, config, chat: ChatModel | None) -> list[ThreadSumm
         max_tokens=max(1, config["compaction_budget_tokens"] // 2),
     )
     for chunk in chunks:
-        content, method = _summarise(thread, summary, chunk, chat)
+        content, method = _summarise(
+            thread, summary, chunk, chat, config["compaction_budget_tokens"]
+        )
         summary = _publish(thread, summary, chunk, content, method, chat)
         if summary is None:
             break
@@ -61,7 +69,7 @@ def thread_compact(*, thread, config, chat: ChatModel | None) -> list[ThreadSumm
     return published
 
 
-def _summarise(thread, summary, chunk, chat) -> tuple[str, str]:
+def _summarise(thread, summary, chunk, chat, budget: int) -> tuple[str, str]:
     previous = summary.content if summary else ""
     if chat is not None:
         try:
@@ -85,8 +93,23 @@ def _summarise(thread, summary, chunk, chat) -> tuple[str, str]:
                 error=error,
                 outcome="extractive summary stored instead",
             )
+    return _extractive_summary(previous, chunk, budget), Method.EXTRACTIVE
+
+
+def _extractive_summary(previous: str, chunk, budget: int) -> str:
+    """The last summary and the chunk's digest condensed (condense.py) and fitted to budget:
+    what must go goes oldest and least important first (replies, tool runs, statements, then
+    requests, errors and decisions), and the summary says how many entries it left out (the
+    messages stay, and recall finds them)."""
     digest = extractive.messages_digest(chunk)
-    return (f"{previous}\n{digest}" if previous else digest), Method.EXTRACTIVE
+    earlier = 0
+    if found := _LEFT_OUT_LINE.search(previous):
+        earlier, previous = int(found.group(1)), previous[: found.start()]
+    note = count_tokens(_LEFT_OUT.format(count=999_999)) + 1
+    content, dropped = condense_within([previous, digest], max(0, budget - note))
+    if dropped + earlier:
+        content = f"{content}\n{_LEFT_OUT.format(count=dropped + earlier)}".strip()
+    return content
 
 
 def _publish(thread, summary, chunk, content, method, chat) -> ThreadSummary | None:

@@ -16,13 +16,21 @@ import json
 import re
 from dataclasses import dataclass
 
+from apps.observations.statements import statement_parts
 from apps.threads.outcome import message_outcome, text_outcome
 from apps.threads.tool_pairing import answered_call_id, answers_a_call, answers_adjacent, call_id
 
 PROMPT_VERSION = "extractive-1"
 
 _VALUE_CHARS = 40  # the prose of an argument value in a digest
-_TEXT_CHARS = 300  # an assistant message or event
+_TEXT_CHARS = 300  # an event, or a message that is not conversation
+# The prose kept of a conversational message's statements: the user's each, the other side's
+# first (the agent's replies are long and are recalled whole when a question needs them; the
+# facts of what is cut follow in brackets).
+_STATEMENT_CHARS = 100
+_REPLY_CHARS = 60
+# A pause longer than this starts a new session: its first line says when it was.
+_SESSION_GAP_SECONDS = 30 * 60
 _VERBATIM_CHARS = 4000  # a user request or error: kept whole unless enormous
 _RESULT_IDS = 10  # identifiers quoted from one tool result
 
@@ -58,6 +66,8 @@ _WHOLE = re.compile(
 _BOUNDARY = re.compile(r"[\s,]+")
 # The seq reference a digest line starts with: [#12], [#12–13], [#4–5, #9–10].
 _SEQ_REF = re.compile(r"^\[#[\d–, #]+\] ", re.MULTILINE)
+# The date and time a session's first line gives after its reference: (2024-02-05 08:00).
+_SESSION_DATE = re.compile(r"^(\[#[\d–, #]+\] )\(\d{4}-\d{2}-\d{2} \d{2}:\d{2}\) ", re.MULTILINE)
 _ERROR_WORDS = re.compile(
     r"\b(error|exception|traceback|failed|failure|timed? ?out|refused|denied|too many requests|"
     r"unavailable|rate.?limit)",
@@ -89,10 +99,16 @@ class Step:
 def identifiers_in(text: str) -> set[str]:
     """Return the ids, URLs, file names and numbers (two digits or more) that text names.
 
-    The seq references digest lines start with are this module's own, not identifiers.
+    The seq references digest lines start with, and the session dates after them, are this
+    module's own, not identifiers.
     """
-    text = _SEQ_REF.sub("", text)
+    text = _SEQ_REF.sub("", undated(text))
     return {match.group(0).rstrip(".,;:") for match in IDENTIFIER.finditer(text)}
+
+
+def undated(text: str) -> str:
+    """Return a digest without the date and time its sessions' first lines give."""
+    return _SESSION_DATE.sub(r"\1", text)
 
 
 def essentials_dropped(sources: str, text: str) -> list[str]:
@@ -114,8 +130,19 @@ def essentials_dropped(sources: str, text: str) -> list[str]:
 
 
 def messages_digest(messages) -> str:
-    """Return the extractive digest of messages (in seq order): one line per step."""
-    return "\n".join(_line(step) for step in _collapse(list(_steps(messages))))
+    """Return the extractive digest of messages (in seq order): one line per step, the first
+    of each session (after a pause of _SESSION_GAP_SECONDS) with its date and time."""
+    steps = _collapse([step for step in _steps(messages) if step is not None])
+    times = {message.seq: getattr(message, "created_at", None) for message in messages}
+    lines, previous = [], None
+    for step in steps:
+        moment = times.get(min(step.seqs))
+        dated = moment is not None and (
+            previous is None or (moment - previous).total_seconds() > _SESSION_GAP_SECONDS
+        )
+        lines.append(_line(step, moment.strftime("%Y-%m-%d %H:%M") if dated else None))
+        previous = moment or previous
+    return "\n".join(lines)
 
 
 def observations_merge(texts: list[str]) -> str:
@@ -196,12 +223,34 @@ def _message_step(message) -> Step:
     if message_outcome(message).error:
         label = f"Error ({message.name})" if message.name else "Error"
         return Step(seqs, f"{label}: {_verbatim(message.content or _json(message.payload))}")
-    if message.role == "user":
-        return Step(seqs, f"User: {_verbatim(message.content or _json(message.payload))}")
     if message.kind == "event":
         return Step(seqs, f"Event {message.name}: {_cut(message.content, _TEXT_CHARS)}".strip())
-    role = message.role.capitalize()
-    return Step(seqs, f"{role}: {_cut(message.content or _json(message.payload), _TEXT_CHARS)}")
+    who = message.name or message.role.capitalize()
+    if message.kind == "message" and message.content:
+        return _said(message, seqs, who)
+    if message.role == "user":
+        return Step(seqs, f"{who}: {_verbatim(message.content or _json(message.payload))}")
+    return Step(seqs, f"{who}: {_cut(message.content or _json(message.payload), _TEXT_CHARS)}")
+
+
+def _said(message, seqs, who: str) -> Step | None:
+    """A conversational message as its requests verbatim and its informative statements cut
+    short (statements.py); None when it held only small talk. Its payload, if any, follows."""
+    user = message.role == "user"
+    parts = statement_parts(message.content, requests=user, facts=_facts)
+    kept = [text if kind == "request" else _cut(text, _STATEMENT_CHARS) for kind, text in parts]
+    if not user and parts:  # the first statement, cut, then the facts of the rest
+        kept = [_cut(" ".join(text for _, text in parts), _REPLY_CHARS)]
+    if message.payload is not None:
+        kept.append(_cut(_json(message.payload), _TEXT_CHARS))
+    if not kept:
+        return None
+    return Step(seqs, f"{who}: {' '.join(kept)}")
+
+
+def _facts(text: str) -> list[str]:
+    """The identifiers, numbers, dates, paths and URLs text holds (what a cut keeps)."""
+    return _WHOLE.findall(text)
 
 
 def _result_step(result, call) -> Step:
@@ -246,11 +295,12 @@ def _collapse(steps: list[Step]) -> list[Step]:
     return out
 
 
-def _line(step: Step) -> str:
+def _line(step: Step, when: str | None = None) -> str:
     first, last = min(step.seqs), max(step.seqs)
     ref = f"#{first}" if first == last else f"#{first}–{last}"
     times = f" ×{step.count}" if step.count > 1 else ""
-    return f"[{ref}] {step.text}{times}"
+    dated = f"({when}) " if when else ""
+    return f"[{ref}] {dated}{step.text}{times}"
 
 
 def _scalar(value) -> str:

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from apps.observations import extractive
 from apps.observations.chunks import message_chunks
+from apps.observations.condense import condense
 from apps.observations.failures import failure_record
 from apps.observations.models import (
     Method,
@@ -59,7 +60,7 @@ def thread_reflect(*, thread, config, chat: ChatModel | None) -> Observation | N
         return None
     sources = [observation.content for observation in active]
     if chat is None:
-        content, method = extractive.observations_merge(sources), Method.EXTRACTIVE
+        content, method = _condensed(thread, active, generation, sources)
     else:
         try:
             content, method = _reflect(chat, sources), Method.LLM
@@ -89,6 +90,30 @@ def thread_reflect(*, thread, config, chat: ChatModel | None) -> Observation | N
         return _publish(thread, active, generation, content, method, chat)
     except _Superseded:
         return None
+
+
+def _condensed(thread, active, generation, sources: list[str]) -> tuple[str, str]:
+    """The sources condensed without a model (condense.py), or merged when condensing would
+    drop an identifier, an error or a decision of theirs (recorded)."""
+    content = condense(sources)
+    text = "\n".join(sources)
+    missing = extractive.identifiers_in(text) - extractive.identifiers_in(content)
+    dropped = extractive.essentials_dropped(text, content)
+    if not missing and not dropped:
+        return content, Method.EXTRACTIVE
+    why = f"{len(missing)} identifier(s) and {len(dropped)} line(s) would go"
+    failure_record(
+        thread=thread,
+        stage=Stage.REFLECTOR,
+        generation=generation,
+        first_seq=active[0].first_seq,
+        last_seq=active[-1].last_seq,
+        model="",
+        prompt_version=extractive.PROMPT_VERSION,
+        error=f"the extractive reflection was not kept: {why}",
+        outcome="sources concatenated instead",
+    )
+    return extractive.observations_merge(sources), Method.CONCATENATED
 
 
 def _covered_identifiers(thread, active) -> set[str]:

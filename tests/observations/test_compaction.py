@@ -128,3 +128,27 @@ def test_the_none_strategy_queues_and_keeps_nothing(alice):
     assert not Job.objects.filter(kind="observations.update").exists()
     assert not Observation.objects.filter(thread_id=thread).exists()
     assert not ThreadSummary.objects.filter(thread_id=thread).exists()
+
+
+def test_the_extractive_summary_always_ends_within_its_budget(alice):
+    """Each run used to append a digest to the last summary (2,002 tokens against a budget of
+    1,000); now the summary is condensed and what must go goes oldest and least important
+    first, and the summary says how many entries it left out."""
+    configure(alice, context_strategy="compaction", compaction_budget_tokens=1000, recent_window=2)
+    thread = alice.new_thread()["id"]
+    for batch in range(6):
+        alice.append(
+            thread,
+            *[
+                {"role": "user", "content": f"Please file ticket T-{batch}{i}. {words(120)}"}
+                for i in range(5)
+            ],
+        )
+        job_run_pending()
+
+    versions = ThreadSummary.objects.filter(thread_id=thread).order_by("version")
+    assert versions.count() >= 3
+    assert all(version.tokens <= 1000 for version in versions)
+    latest = versions.last()
+    assert "older entries left out" in latest.content
+    assert latest.covers_up_to_seq == 28 and "T-52" in latest.content  # the newest stay

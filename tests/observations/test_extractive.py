@@ -37,7 +37,7 @@ def test_a_retried_step_is_collapsed_into_one_line_with_a_count(alice):
 
     digest = extractive.messages_digest(messages)
 
-    assert digest == "[#1–6] http_get(url=u) → error: HTTP 503 down ×3"
+    assert extractive.undated(digest) == "[#1–6] http_get(url=u) → error: HTTP 503 down ×3"
 
 
 def test_a_tool_call_becomes_its_name_an_argument_digest_and_its_outcome(alice):
@@ -63,7 +63,7 @@ def test_a_tool_call_becomes_its_name_an_argument_digest_and_its_outcome(alice):
 
     digest = extractive.messages_digest(messages)
 
-    assert digest == (
+    assert extractive.undated(digest) == (
         "[#1–2] run_query(db=orders-eu, sql=select * from orders where x = 1 and x …)"
         " → ok; ord-77a1, out/q3.csv, 200"
     )
@@ -78,7 +78,7 @@ def test_a_successful_result_that_mentions_errors_is_not_an_error(alice):
         ],
     )
 
-    assert extractive.messages_digest(messages) == "[#1–2] lint() → ok"
+    assert extractive.undated(extractive.messages_digest(messages)) == "[#1–2] lint() → ok"
 
 
 def test_a_reflection_falls_back_to_its_sources_with_repeats_merged():

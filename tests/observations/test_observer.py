@@ -7,6 +7,7 @@ import pytest
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import job_run_pending
 from apps.observations import observer as observer_service
+from apps.observations.extractive import undated
 from apps.observations.models import Method, Observation, ObservationFailure
 from apps.observations.prompts import observer
 from apps.observations.selectors import observations_active, observed_up_to
@@ -66,7 +67,7 @@ def test_it_observes_a_message_larger_than_the_threshold_alone(alice):
 
     active = observations_active(thread=thread_get(agent=alice.agent, thread_id=thread))
     assert [(row.first_seq, row.last_seq) for row in active] == [(1, 1), (2, 2)]
-    assert active[1].content.startswith("[#2] Error (build): Error: note note")
+    assert undated(active[1].content).startswith("[#2] Error (build): Error: note note")
 
 
 def test_it_stores_the_models_observations_with_its_name_and_prompt_version(alice, llm):
@@ -105,7 +106,7 @@ def test_a_malformed_answer_falls_back_to_extraction_and_is_recorded(alice, llm,
 
     row = Observation.objects.get(thread_id=thread)
     assert row.method == Method.EXTRACTIVE and row.model == ""
-    assert "[#1] User: Fix bug-01" in row.content
+    assert "[#1] User: Fix bug-01" in undated(row.content)
     failure = ObservationFailure.objects.get(thread_id=thread)
     assert (failure.stage, failure.first_seq, failure.last_seq) == ("observer", 1, 11)
     assert says in failure.error

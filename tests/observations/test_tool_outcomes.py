@@ -65,7 +65,7 @@ def test_an_error_result_pairs_with_its_call_by_tool_call_id(alice):
         ],
     )
 
-    assert digest.splitlines() == [
+    assert extractive.undated(digest).splitlines() == [
         "[#1–3] refund(id=r1) → error: card declined",
         "[#2–4] notify(id=n1) → ok",
     ]

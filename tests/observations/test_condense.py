@@ -1,0 +1,121 @@
+"""Without a model, memory still condenses: conversation keeps what is worth remembering, a
+reflection is smaller than its sources and keeps every identifier, error and request."""
+
+from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
+
+from apps.observations import extractive
+from apps.observations.condense import condense, condense_within, joined_refs
+from apps.providers.tokens import count_tokens
+
+START = datetime(2024, 5, 3, 9, 0, tzinfo=UTC)
+
+
+def said(seq, role, content, minutes=0, name=""):
+    return SimpleNamespace(
+        seq=seq,
+        kind="message",
+        role=role,
+        name=name,
+        content=content,
+        payload=None,
+        metadata={},
+        is_error=False,
+        created_at=START + timedelta(minutes=minutes),
+    )
+
+
+def test_small_talk_goes_requests_stay_verbatim_and_facts_stay_whole():
+    digest = extractive.messages_digest(
+        [
+            said(
+                1,
+                "user",
+                "Hi there! Thanks so much. Can you book a table at Luigi's for 7pm on 2024-05-10?",
+                name="Dana",
+            ),
+            said(
+                2,
+                "assistant",
+                "Sure, happy to help! I booked table 12 at Luigi's for 19:00, "
+                "and the confirmation is LX-4471; they asked us to arrive ten minutes early "
+                "because the kitchen closes at 22:30.",
+            ),
+            said(3, "user", "Great, thanks!"),
+            said(
+                4,
+                "user",
+                "We run build 4.2 on 10.0.0.5, see https://api.example.com/v2.1/users "
+                "and ask Mr. Smith.",
+            ),
+        ]
+    )
+
+    assert "Can you book a table at Luigi's for 7pm on 2024-05-10?" in digest
+    assert "Hi there" not in digest and "Great, thanks" not in digest
+    assert "[#3]" not in digest  # nothing but small talk: no line
+    for fact in ("LX-4471", "12", "19:00", "22:30", "4.2", "10.0.0.5", "v2.1/users", "Mr. Smith"):
+        assert fact in digest, fact
+    assert "Dana: Can you" in digest  # who said it
+    assert digest.startswith("[#1] (2024-05-03 09:00) ")  # and when
+
+
+def test_a_session_after_a_pause_is_dated_again():
+    digest = extractive.messages_digest(
+        [
+            said(1, "user", "Please order 30 boxes of A4 paper."),
+            said(2, "user", "Please order 12 toner cartridges.", minutes=5),
+            said(3, "user", "Please cancel order PO-77.", minutes=24 * 60),
+        ]
+    )
+
+    lines = digest.splitlines()
+    assert lines[0].startswith("[#1] (2024-05-03 09:00) ")
+    assert lines[1].startswith("[#2] User: ")
+    assert lines[2].startswith("[#3] (2024-05-04 09:00) ")
+
+
+def test_a_reflection_is_smaller_than_its_sources_and_keeps_what_matters():
+    sources = [
+        "\n".join(
+            [
+                f"[#{base + 1}] User: Please reconcile B-{base} against ticket #{base + 4000}.",
+                f"[#{base + 2}–{base + 3}] fetch_records(url=https://api.example.com/v2/items"
+                f"?page={base}, limit=12) → ok; item-{base}-0, item-{base}-1",
+                f"[#{base + 4}–{base + 5}] fetch_records(url=https://api.example.com/v2/items"
+                f"?page={base + 1}, limit=12) → ok; item-{base + 1}-0",
+                f"[#{base + 6}–{base + 7}] http_get(url=https://x.example.com/{base}) → error: "
+                "HTTP 503 Service Unavailable ×2",
+                f"[#{base + 8}] Assistant: Let me look into that for you …",
+                f"[#{base + 9}] User: Please reconcile B-{base} against ticket #{base + 4000}.",
+            ]
+        )
+        for base in (0, 10, 20)
+    ]
+    text = "\n".join(sources)
+
+    reflection = condense(sources)
+
+    assert count_tokens(reflection) < count_tokens(text)
+    assert extractive.identifiers_in(text) <= extractive.identifiers_in(reflection)
+    assert not extractive.essentials_dropped(text, reflection)
+    assert "fetch_records ×2 → ok" in reflection  # a run of one tool is one entry
+    assert "Let me look into that" not in reflection  # a reply that names nothing goes
+    assert reflection.count("Please reconcile B-0 against ticket #4000.") == 1
+    assert "[#1, #9] User: Please reconcile B-0" in reflection  # repeats merge
+
+
+def test_fitting_a_budget_drops_replies_before_requests_and_errors():
+    digest = "\n".join(
+        [f"[#{n}] Assistant: step {n} is done, moving on to Zeta" for n in range(1, 30)]
+        + ["[#30] User: Please deploy release 7.1 to eu-west-1.", "[#31] deploy() → error: 502"]
+    )
+
+    fitted, dropped = condense_within([digest], 40)
+
+    assert count_tokens(fitted) <= 40 and dropped > 0
+    assert "Please deploy release 7.1 to eu-west-1." in fitted and "error: 502" in fitted
+
+
+def test_references_join_into_runs():
+    assert joined_refs(["#4–5", "#1", "#2–3", "#9", "#11–12"]) == "#1–5, #9, #11–12"
