@@ -3,9 +3,11 @@
 A digest (extractive.messages_digest) is a list of entries, each "[#refs] text". Condensing:
 
 1. merges entries that say the same thing (their references join: "[#4, #19] Ruth: …");
-2. groups the runs of one tool that succeeded into one entry: the tool, how many times, the
-   references, and the distinct values of each argument and the identifiers found, each once
-   ("fetch_records ×4 → ok: url=… | …; batch=B-1 | B-4; limit=12; item-1-0, …");
+2. groups the successful steps of one tool into one entry, where the first stood: the tool,
+   how many times, the arguments all its calls had alike once, then each call's other
+   arguments and what its result named ("fetch_records ×3 → ok (limit=12) [url, batch]:
+   (https://…?page=1, B-1) item-1-0, item-1-1 | (…, B-4) item-4-0 | …"); the errors between
+   them stay in place, so what failed and when is still told;
 3. drops what another side said that carries nothing to look up — a reply's cut prose with
    no identifier, number, date, URL, path or name in it — keeping its reference range in the
    entry before it, so that recall can still find the words;
@@ -138,50 +140,52 @@ def _merged(entries: list[Entry]) -> list[Entry]:
 
 
 def _tool_runs(entries: list[Entry]) -> list[Entry]:
-    """Consecutive successful steps of one tool become one entry with every distinct value."""
-    out: list[Entry] = []
-    run: list[tuple[Entry, re.Match]] = []
-
-    def flush():
-        if len(run) == 1:
-            out.append(run[0][0])
-        elif run:
-            out.append(_tool_run(run))
-        run.clear()
-
+    """The successful steps of one tool become one entry, where its first stood: the tool, how
+    many times, the arguments every call had alike once, then each call's other arguments and
+    what its result named, in order. Errors stay where they were, on their own lines."""
+    groups: dict[str, list[tuple[Entry, re.Match]]] = {}
+    out: list[Entry | str] = []
     for entry in entries:
         match = _TOOL_OK.match(entry.text) if "\n" not in entry.text else None
-        if match and run and match["tool"] != run[0][1]["tool"]:
-            flush()
-        if match:
-            run.append((entry, match))
-        else:
-            flush()
+        if match is None:
             out.append(entry)
-    flush()
-    return out
+            continue
+        if match["tool"] not in groups:
+            groups[match["tool"]] = []
+            out.append(match["tool"])  # where the group goes
+        groups[match["tool"]].append((entry, match))
+    return [item if isinstance(item, Entry) else _tool_group(groups[item]) for item in out]
 
 
-def _tool_run(run: list[tuple[Entry, re.Match]]) -> Entry:
-    values: dict[str, list[str]] = {}
-    ids: list[str] = []
-    count = 0
-    for entry, match in run:
-        for key, value in _ARG.findall(match["args"]):
-            kept = values.setdefault(key, [])
-            if value.strip() not in kept:
-                kept.append(value.strip())
-        for token in (match["ids"] or "").split(", "):
-            if token and token not in ids:
-                ids.append(token)
+def _tool_group(calls: list[tuple[Entry, re.Match]]) -> Entry:
+    if len(calls) == 1:
+        return calls[0][0]
+    arguments = [dict(_ARG.findall(match["args"])) for _, match in calls]
+    keys = list(arguments[0])
+    same_keys = all(list(found) == keys for found in arguments)
+    alike = {
+        key: arguments[0][key]
+        for key in keys
+        if same_keys and all(found[key] == arguments[0][key] for found in arguments)
+    }
+    varying = [key for key in keys if key not in alike]
+    count, lines = 0, []
+    for (entry, match), found in zip(calls, arguments, strict=True):
         times = re.search(r" ×(\d+)$", entry.text)
         count += int(times.group(1)) if times else 1
-    arguments = "; ".join(f"{key}={' | '.join(found)}" for key, found in values.items())
-    text = f"{run[0][1]['tool']} ×{count} → ok: {arguments}"
-    if ids:
-        text += f"; {', '.join(ids)}"
-    refs = [ref for entry, _ in run for ref in entry.refs]
-    return Entry(refs=refs, text=text, date=run[0][0].date, rank=TOOL)
+        call = ", ".join(found[key].strip() for key in varying) if same_keys else match["args"]
+        named = (match["ids"] or "").removesuffix(times.group(0) if times else "")
+        lines.append(
+            f"({call})" + (f" {named}" if named else "") + (times.group(0) if times else "")
+        )
+    tool = calls[0][1]["tool"]
+    head = f"{tool} ×{count} → ok"
+    if alike:
+        head += " (" + ", ".join(f"{key}={value.strip()}" for key, value in alike.items()) + ")"
+    if same_keys and varying:
+        head += f" [{', '.join(varying)}]"
+    refs = [ref for entry, _ in calls for ref in entry.refs]
+    return Entry(refs=refs, text=f"{head}: " + " | ".join(lines), date=calls[0][0].date, rank=TOOL)
 
 
 def _without_bare_replies(entries: list[Entry]) -> list[Entry]:

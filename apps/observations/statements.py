@@ -87,7 +87,8 @@ def statement_parts(text: str, *, requests: bool, facts) -> list[tuple[str, str]
     """
     kept = []
     for sentence in sentences(text):
-        if requests and is_request(sentence) and not is_small_talk(sentence):
+        asks = requests and is_request(sentence)
+        if asks and (sentence.rstrip("\"'“”‘’").endswith("?") or not is_small_talk(sentence)):
             kept.append(("request", sentence))
         elif is_informative(sentence, facts):
             kept.append(("statement", sentence))
