@@ -22,8 +22,14 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agents.memory import SessionABC
-from agents.memory.session_settings import SessionSettings
+try:
+    from agents.memory import SessionABC
+    from agents.memory.session_settings import SessionSettings
+except ImportError as missing:  # the optional extra
+    raise ImportError(
+        "MemoryConsoleSession needs the OpenAI Agents SDK: "
+        'pip install "memory-console-client[agents]"'
+    ) from missing
 
 from memory_console_client.client import MemoryConsole
 
