@@ -199,7 +199,8 @@ def test_webhooks_are_managed_and_deliveries_signed_with_the_secret(
     created = admin.post("/api/v1/webhooks", {"name": "NOTIFY", "url": receiver.url}, format="json")
     assert created.status_code == 201, created.content
     hook = created.json()
-    secret = admin.get("/api/v1/webhooks/secret").json()["secret"]
+    shown = admin.get("/api/v1/webhooks/secret")
+    secret = shown.json()["secret"]
     rotated = admin.post("/api/v1/webhooks/secret/rotate").json()["secret"]
     paused = admin.patch(f"/api/v1/webhooks/{hook['id']}", {"active": False}, format="json")
     resumed = admin.patch(f"/api/v1/webhooks/{hook['id']}", {"active": True}, format="json")
@@ -212,6 +213,7 @@ def test_webhooks_are_managed_and_deliveries_signed_with_the_secret(
     job_run_pending()
 
     assert secret and rotated != secret
+    assert "no-store" in shown["Cache-Control"]
     assert paused.json()["active"] is False and resumed.json()["active"] is True
     assert duplicate.status_code == 409
     assert duplicate.json()["error"]["details"] == {
