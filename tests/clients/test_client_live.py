@@ -36,6 +36,10 @@ def test_the_agent_loop_is_three_calls(mc):
         ("assistant", "Noted."),
     ]
     assert [b["name"] for b in context["blocks"]][-1] == "recent"
+    again = mc.context(thread)
+    given = [c["id"] for c in mc.contexts.list(thread, page_size=1)]
+    assert given == [again["context_id"], context["context_id"]]
+    assert mc.contexts.get(context["context_id"])["system_prompt"] == context["system_prompt"]
 
 
 def test_runs_entries_search_and_tools_go_through_the_client(mc):

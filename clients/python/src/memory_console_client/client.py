@@ -111,6 +111,22 @@ class Messages:
         return page["results"]
 
 
+class Contexts:
+    """The contexts a thread was given: each stored, re-rendered on request."""
+
+    def __init__(self, transport: Transport):
+        self._t = transport
+
+    def list(self, thread: ThreadRef, *, page_size: int | None = None) -> Iterator[dict]:
+        """The thread's contexts, newest first: {id, query, max_tokens, tokens, created_at}."""
+        path, params = {"thread_id": ref(thread)}, {"limit": page_size}
+        return self._t.pages(OPS["contexts_list"], path=path, params=params)
+
+    def get(self, context_id: str) -> Context:
+        """A stored context re-rendered (items changed since are flagged)."""
+        return self._t.call(OPS["context_read"], path={"context_id": context_id})
+
+
 class Runs:
     def __init__(self, transport: Transport):
         self._t = transport
@@ -183,6 +199,7 @@ class MemoryConsole:
         self.threads = Threads(self.transport)
         self.messages = Messages(self.transport)
         self.runs = Runs(self.transport)
+        self.contexts = Contexts(self.transport)
         self.entries = Entries(self.transport)
         self.tools = Tools(self.transport)
         self.config = Config(self.transport)

@@ -139,6 +139,7 @@ RETURNS: dict[str, type] = {
     "messages_list": Message,
     "messages_append": AppendedMessage,
     "context_build": Context,
+    "context_read": Context,
     "runs_read": Run,
     "runs_open": OpenedRun,
     "search": SearchResult,
