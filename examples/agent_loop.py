@@ -14,15 +14,14 @@ Run it against a server (`make run` prints a key) and any OpenAI-compatible endp
     MEMORY_CONSOLE_URL=http://127.0.0.1:8000 MEMORY_CONSOLE_KEY=mc_… \\
     OPENAI_API_KEY=… OPENAI_BASE_URL=… MODEL=gpt-4o-mini python examples/agent_loop.py
 
-Standard library and `openai` only.
+Needs `openai` and the Memory Console client: `pip install ./clients/python`.
 """
 
 import json
 import os
-import urllib.error
-import urllib.request
 from datetime import UTC, datetime
 
+from memory_console_client import MemoryConsole, MemoryConsoleError
 from openai import OpenAI
 
 SYSTEM = "You are a helpful assistant. Use what you remember about the user below."
@@ -38,36 +37,18 @@ MEMORY_TOOLS = (
 )
 
 
-class MemoryConsole:
-    """A few lines of HTTP: JSON in, JSON out, the agent's key as a bearer token."""
+def memory_tools(memory: MemoryConsole, names) -> list[dict]:
+    """The named tools' function definitions, as `tools=` of a chat completion takes them."""
+    return [t for t in memory.tools.list() if t["function"]["name"] in names]
 
-    def __init__(self, base_url: str, key: str):
-        self.base_url, self.key = base_url.rstrip("/") + "/api/v1", key
 
-    def call(self, method: str, path: str, body: dict | None = None) -> dict:
-        request = urllib.request.Request(
-            self.base_url + path,
-            method=method,
-            data=None if body is None else json.dumps(body).encode(),
-            headers={"Authorization": f"Bearer {self.key}", "Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return json.loads(response.read() or b"null")
-
-    def append(self, thread_id: str, *messages: dict) -> None:
-        self.call("POST", f"/threads/{thread_id}/messages", {"messages": list(messages)})
-
-    def tools(self, names) -> list[dict]:
-        """The named tools' function definitions, as `tools=` of a chat completion takes them."""
-        return [t for t in self.call("GET", "/tools")["tools"] if t["function"]["name"] in names]
-
-    def tool_call(self, name: str, arguments: str) -> str:
-        """Run a model's tool call as it wrote it; a bad call's error goes back to the model."""
-        try:
-            answer = self.call("POST", "/tools/call", {"name": name, "arguments": arguments})
-        except urllib.error.HTTPError as error:
-            return "Error: " + json.loads(error.read())["error"]["message"]
-        return json.dumps(answer["result"])
+def memory_tool_call(memory: MemoryConsole, name: str, arguments: str) -> str:
+    """Run a model's tool call as it wrote it; a bad call's error goes back to the model."""
+    try:
+        answer = memory.tools.call(name, arguments)
+    except MemoryConsoleError as error:
+        return "Error: " + error.message
+    return json.dumps(answer["result"])
 
 
 # The agent's tools: name → (JSON schema of the arguments, function).
@@ -107,15 +88,15 @@ def chat_message(message: dict) -> dict:
     return {"role": message["role"], "content": message["content"]}
 
 
-def turn(memory: MemoryConsole, model: OpenAI, model_name: str, thread_id: str, text: str) -> str:
+def turn(memory: MemoryConsole, model: OpenAI, model_name: str, thread, text: str) -> str:
     """Answer one user message, keeping the thread's log in Memory Console."""
-    memory.append(thread_id, {"role": "user", "content": text})
+    memory.messages.append(thread, {"role": "user", "content": text})
     tools = [
         {"type": "function", "function": {"name": name, "parameters": schema}}
         for name, (schema, _) in TOOLS.items()
-    ] + memory.tools(MEMORY_TOOLS)
+    ] + memory_tools(memory, MEMORY_TOOLS)
     for _ in range(MAX_TOOL_STEPS):
-        context = memory.call("POST", f"/threads/{thread_id}/context", {"query": text})
+        context = memory.context(thread, query=text)
         messages = [{"role": "system", "content": f"{SYSTEM}\n\n{context['system_prompt']}"}]
         messages += [chat_message(message) for message in context["messages"]]
         reply = model.chat.completions.create(model=model_name, messages=messages, tools=tools)
@@ -128,7 +109,7 @@ def turn(memory: MemoryConsole, model: OpenAI, model_name: str, thread_id: str, 
                 _, function = TOOLS[call.function.name]
                 output = str(function(**json.loads(call.function.arguments or "{}")))
             else:
-                output = memory.tool_call(call.function.name, call.function.arguments)
+                output = memory_tool_call(memory, call.function.name, call.function.arguments)
             log += [
                 {
                     "role": "assistant",
@@ -144,16 +125,16 @@ def turn(memory: MemoryConsole, model: OpenAI, model_name: str, thread_id: str, 
                     "payload": {"tool_call_id": call.id},
                 },
             ]
-        memory.append(thread_id, *log)
-    memory.append(thread_id, {"role": "assistant", "content": answer.content or ""})
+        memory.messages.append(thread, *log)  # the calls and their results, as the model saw
+    memory.messages.append(thread, {"role": "assistant", "content": answer.content or ""})
     return answer.content or ""
 
 
 def main() -> None:
     memory = MemoryConsole(os.environ["MEMORY_CONSOLE_URL"], os.environ["MEMORY_CONSOLE_KEY"])
     model = OpenAI()  # OPENAI_API_KEY, OPENAI_BASE_URL from the environment
-    chat = {"channel": "terminal", "external_id": os.environ.get("USER", "me"), "resource_id": "me"}
-    run = memory.call("POST", "/runs", {**chat, "name": "terminal session"})  # thread + run
+    user = os.environ.get("USER", "me")
+    run = memory.runs.open("terminal", user, resource_id=user, name="terminal session")
     model_name = os.environ.get("MODEL", "gpt-4o-mini")
     while True:
         try:
@@ -162,7 +143,7 @@ def main() -> None:
             break
         if text:
             print("agent>", turn(memory, model, model_name, run["thread_id"], text))
-    memory.call("POST", f"/runs/{run['id']}/finish", {"status": "succeeded"})
+    memory.runs.finish(run, status="succeeded")
 
 
 if __name__ == "__main__":

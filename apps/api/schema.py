@@ -8,7 +8,8 @@ clients can type them:
      every operation), 401 (the API key) and 429 (its rate limit);
   2. with a path parameter: 404 (not found, or another agent's: no existence leak);
   3. with a request body: 413 (over its limit) and 415 (a content type it does not take);
-  4. the few beyond those, by operation (EXTRA_ERRORS): 404 for ids in a body, 409, 422.
+  4. the few beyond those, by operation (EXTRA_ERRORS): 404 for ids in a body, 409, 422;
+  5. the project-admin operations (operation ids admin_*): 403 for an agent key.
 """
 
 from drf_spectacular.openapi import AutoSchema
@@ -37,6 +38,7 @@ class ErrorSerializer(serializers.Serializer):
 ERRORS = {
     400: "The request is invalid: the message names the field or parameter and what to fix.",
     401: "The API key is missing, malformed, unknown or revoked.",
+    403: "The operation needs a project-admin key (create_agent --admin); this is an agent key.",
     404: "Not found for this agent (another agent's or project's objects are not found either).",
     409: "A conflict: a stale version (details.current_version), a duplicate, or a state that "
     "no longer allows the change.",
@@ -49,6 +51,12 @@ ERRORS = {
 
 # Errors beyond the generic ones (module docstring), by operation id.
 EXTRA_ERRORS = {
+    "admin_config_level_read": (404,),
+    "admin_config_rollback": (404,),
+    "admin_config_update": (404, 409),
+    "admin_config_versions_list": (404,),
+    "admin_webhooks_create": (409,),
+    "admin_webhooks_update": (409,),
     "checkpoints_resume": (409,),
     "episodic_create": (404, 409, 422),
     "episodic_recall": (404,),
@@ -88,4 +96,6 @@ class ApiAutoSchema(AutoSchema):
         if self.method in ("POST", "PUT", "PATCH") and self.get_request_serializer() is not None:
             statuses |= {413, 415}
         statuses.update(EXTRA_ERRORS.get(self.get_operation_id(), ()))
+        if self.get_operation_id().startswith("admin_"):
+            statuses.add(403)
         return statuses

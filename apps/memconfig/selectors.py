@@ -150,3 +150,11 @@ def config_version_changes(*, version: MemoryConfigVersion) -> list[ConfigChange
 
 
 _MISSING = object()
+
+
+def config_level_versions(*, project: Project | None = None, agent: Agent | None = None):
+    """The versions of one level (project, or agent when given), newest first; none if unset."""
+    config = config_level_get(project=project, agent=agent)
+    if config is None:
+        return MemoryConfigVersion.objects.none()
+    return config_history(config=config)

@@ -19,9 +19,18 @@ class AgentAdmin(admin.ModelAdmin):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ["prefix", "agent", "name", "created_at", "last_used_at", "revoked_at"]
-    list_filter = ["agent__project"]
-    readonly_fields = ["prefix", "key_hash", "last_used_at", "revoked_at"]
+    list_display = [
+        "prefix",
+        "agent",
+        "name",
+        "scope",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    ]
+    list_filter = ["agent__project", "scope"]
+    # A key's scope is set when it is issued (audited); a wider one is a new key.
+    readonly_fields = ["prefix", "key_hash", "scope", "last_used_at", "revoked_at"]
     actions = ["revoke"]
 
     @admin.action(description="Revoke selected keys")

@@ -25,6 +25,10 @@ class AgentPrincipal:
     def project(self) -> Project:
         return self.api_key.agent.project
 
+    @property
+    def is_admin(self) -> bool:
+        return self.api_key.is_admin
+
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
@@ -53,3 +57,15 @@ class IsAgent(permissions.BasePermission):
 
     def has_permission(self, request, view):
         return isinstance(request.user, AgentPrincipal)
+
+
+class IsProjectAdmin(permissions.BasePermission):
+    """A project-admin key (create_agent --admin): agent keys get 403 on admin operations."""
+
+    message = (
+        "This operation needs a project-admin API key (manage.py create_agent --admin, or the "
+        "console's API keys page); this key is an agent key."
+    )
+
+    def has_permission(self, request, view):
+        return isinstance(request.user, AgentPrincipal) and request.user.is_admin

@@ -33,6 +33,11 @@ class Agent(BaseModel):
         return f"{self.project.slug}/{self.slug}"
 
 
+class KeyScope(models.TextChoices):
+    AGENT = "agent"  # the agent's own threads and memory
+    ADMIN = "admin"  # and its project's memory settings and action webhooks
+
+
 class ApiKey(BaseModel):
     """A bearer key of an agent. Only its SHA-256 is stored; the prefix identifies it."""
 
@@ -40,6 +45,12 @@ class ApiKey(BaseModel):
     name = models.CharField(max_length=100, blank=True)
     prefix = models.CharField(max_length=16, unique=True)
     key_hash = models.CharField(max_length=64)
+    scope = models.CharField(
+        max_length=16,
+        choices=KeyScope.choices,
+        default=KeyScope.AGENT,
+        help_text="admin: may also read and change the project's memory settings and webhooks.",
+    )
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
@@ -52,6 +63,10 @@ class ApiKey(BaseModel):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+    @property
+    def is_admin(self) -> bool:
+        return self.scope == KeyScope.ADMIN
 
 
 class Resource(BaseModel):

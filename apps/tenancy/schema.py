@@ -11,5 +11,6 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
         return {
             "type": "http",
             "scheme": "bearer",
-            "description": "An agent's API key: `Authorization: Bearer mc_<prefix>_<secret>`.",
+            "description": "An agent's API key, or a project-admin key (create_agent --admin) for "
+            "the admin_* operations: `Authorization: Bearer mc_<prefix>_<secret>`.",
         }

@@ -9,7 +9,7 @@ from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.core.text import name_normalise, name_problem
 from apps.tenancy.keys import key_generate
-from apps.tenancy.models import Agent, ApiKey, Project, Resource
+from apps.tenancy.models import Agent, ApiKey, KeyScope, Project, Resource
 from apps.tenancy.selectors import api_key_forget
 
 
@@ -27,10 +27,18 @@ def agent_get_or_create(*, project: Project, slug: str, name: str = "") -> tuple
     return Agent.objects.get_or_create(project=project, slug=slug, defaults={"name": name or slug})
 
 
-def api_key_issue(*, agent: Agent, name: str = "", actor: str = "system") -> IssuedKey:
-    """Create a key for the agent; the returned secret is the only copy of the full key."""
+def api_key_issue(
+    *, agent: Agent, name: str = "", actor: str = "system", scope: str = KeyScope.AGENT
+) -> IssuedKey:
+    """Create a key for the agent; the returned secret is the only copy of the full key.
+
+    scope "admin" makes a project-admin key: the agent's rights, and its project's memory
+    settings and action webhooks besides.
+    """
     secret, prefix, digest = key_generate()
-    api_key = ApiKey.objects.create(agent=agent, name=name, prefix=prefix, key_hash=digest)
+    api_key = ApiKey.objects.create(
+        agent=agent, name=name, prefix=prefix, key_hash=digest, scope=KeyScope(scope)
+    )
     _audit_key(api_key, actor, "key.create", before=None, after=_key_snapshot(api_key))
     return IssuedKey(api_key=api_key, secret=secret)
 
@@ -66,6 +74,7 @@ def _key_snapshot(api_key: ApiKey) -> dict:
         "key": f"mc_{api_key.prefix}_…",
         "name": api_key.name,
         "agent": str(api_key.agent),
+        "scope": api_key.scope,
         "revoked_at": api_key.revoked_at.isoformat() if api_key.revoked_at else None,
     }
 

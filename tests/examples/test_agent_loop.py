@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from memory_console_client import MemoryConsole
 from openai import OpenAI
 
 from apps.episodic.models import MemoryEntry
@@ -37,9 +38,9 @@ def test_each_turn_logs_the_user_the_tools_and_the_answer_and_reads_the_context(
 
     alice = make_actor("acme", "alice")
     config_update(agent=alice.agent, changes={"episodic_approval_required": False}, changed_by="t")
-    memory = loop.MemoryConsole(live_server.url, alice.key)
+    memory = MemoryConsole(live_server.url, alice.key)
     client = OpenAI(base_url=model.base_url, api_key="test", max_retries=0)
-    thread = memory.call("POST", "/threads", {"channel": "cli", "external_id": "t1"})
+    thread = memory.threads.resolve("cli", "t1")
     model.script(
         "Noted. [[MEMORY: Ann's desk is in room 4.12]]",
         {
@@ -52,9 +53,9 @@ def test_each_turn_logs_the_user_the_tools_and_the_answer_and_reads_the_context(
         "It is morning; Ann sits in room 4.12.",
     )
 
-    first = loop.turn(memory, client, "fake", thread["id"], "Ann's desk moved to room 4.12")
+    first = loop.turn(memory, client, "fake", thread, "Ann's desk moved to room 4.12")
     job_run_pending()  # the [[MEMORY: …]] fact becomes an entry
-    second = loop.turn(memory, client, "fake", thread["id"], "what time is it, and where is Ann?")
+    second = loop.turn(memory, client, "fake", thread, "what time is it, and where is Ann?")
 
     assert first == "Noted. [[MEMORY: Ann's desk is in room 4.12]]"
     assert second == "It is morning; Ann sits in room 4.12."

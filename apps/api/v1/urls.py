@@ -2,10 +2,11 @@ from django.urls import path
 
 from apps.api.v1 import (
     actions,
+    admin_config,
+    admin_webhooks,
     artifacts,
     briefing,
     checkpoints,
-    config,
     context,
     episodic,
     knowledge,
@@ -90,7 +91,19 @@ urlpatterns = [
         context.ContextDiffApi.as_view(),
         name="contexts-diff",
     ),
-    path("config", config.ConfigApi.as_view(), name="config"),
+    # PATCH and the paths below: project-admin keys only (apps/api/v1/admin_*.py).
+    path("config", admin_config.ConfigApi.as_view(), name="config"),
+    path("config/level", admin_config.ConfigLevelApi.as_view(), name="config-level"),
+    path("config/versions", admin_config.ConfigVersionListApi.as_view(), name="config-versions"),
+    path("config/rollback", admin_config.ConfigRollbackApi.as_view(), name="config-rollback"),
+    path("webhooks", admin_webhooks.WebhookListApi.as_view(), name="webhooks"),
+    path("webhooks/secret", admin_webhooks.WebhookSecretApi.as_view(), name="webhook-secret"),
+    path(
+        "webhooks/secret/rotate",
+        admin_webhooks.WebhookSecretRotateApi.as_view(),
+        name="webhook-secret-rotate",
+    ),
+    path("webhooks/<uuid:webhook_id>", admin_webhooks.WebhookDetailApi.as_view(), name="webhook"),
     path("search", search.SearchApi.as_view(), name="search"),
     path("episodic", episodic.EntryListApi.as_view(), name="entries"),
     path("episodic/recall", episodic.EntryRecallApi.as_view(), name="entries-recall"),

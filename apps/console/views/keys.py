@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 
 from apps.console.pages import paginate, query_without_page, render_page_or_fragment
 from apps.console.roles import ADMIN, actor, role_required
+from apps.tenancy.models import KeyScope
 from apps.tenancy.selectors import agent_list, api_key_get, api_key_list, project_list
 from apps.tenancy.services import api_key_issue, api_key_revoke
 
@@ -36,6 +37,11 @@ class KeyCreateForm(forms.Form):
     name = forms.CharField(
         required=False, max_length=100, help_text="A label, e.g. where the key is used."
     )
+    admin = forms.BooleanField(
+        required=False,
+        label="Project admin",
+        help_text="May also change the project's memory settings and webhooks over the API.",
+    )
 
 
 @role_required(ADMIN)
@@ -48,6 +54,7 @@ def index(request):
             agent=create.cleaned_data["agent"],
             name=create.cleaned_data["name"],
             actor=actor(request),
+            scope=KeyScope.ADMIN if create.cleaned_data["admin"] else KeyScope.AGENT,
         )
         messages.success(request, f"Created {issued.api_key} for {issued.api_key.agent}.")
         create = KeyCreateForm()
