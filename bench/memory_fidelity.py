@@ -330,7 +330,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
     parser.add_argument("--observer-tokens", type=int, default=2000)
-    parser.add_argument("--reflector-tokens", type=int, default=4000)
+    # The defaults' ratio (reflector 40k for observer 30k), at a scale these threads reach.
+    parser.add_argument("--reflector-tokens", type=int, default=2700)
     parser.add_argument("--summary-budget", type=int, default=1000)
     parser.add_argument("--quick", action="store_true", help="the tool loop and support chat")
     args = parser.parse_args()

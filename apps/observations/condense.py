@@ -8,9 +8,10 @@ A digest (extractive.messages_digest) is a list of entries, each "[#refs] text".
    arguments and what its result named ("fetch_records ×3 → ok (limit=12) [url, batch]:
    (https://…?page=1, B-1) item-1-0, item-1-1 | (…, B-4) item-4-0 | …"); the errors between
    them stay in place, so what failed and when is still told;
-3. drops what another side said that carries nothing to look up — a reply's cut prose with
-   no identifier, number, date, URL, path or name in it — keeping its reference range in the
-   entry before it, so that recall can still find the words;
+3. puts a reply on the line of what it answers ("Ruth: …? → A US cup is about 237 ml …"),
+   and drops a reply that carries nothing to look up — cut prose with no identifier, number,
+   date, URL, path or name in it — keeping its references in the entry before it, so that
+   recall can still find the words;
    the user's requests and statements, errors, decisions and every line with a fact stay.
 
 condense_within() also fits a budget: it drops whole entries, oldest first and least
@@ -189,14 +190,24 @@ def _tool_group(calls: list[tuple[Entry, re.Match]]) -> Entry:
 
 
 def _without_bare_replies(entries: list[Entry]) -> list[Entry]:
-    """Replies whose kept prose names nothing go; their references join the entry before."""
+    """A reply follows what it answers on one line ("Ruth: …? → A US cup is 237 ml …"); a reply
+    whose kept prose names nothing goes, its references joining the entry before."""
     out: list[Entry] = []
+    answered: set[int] = set()  # entries a reply was joined to
     for entry in entries:
-        said = entry.text.split(":", 1)[-1]
-        bare = entry.rank == REPLY and not extractive.identifiers_in(said)
+        said = entry.text.split(":", 1)[-1].strip()
         dated = entry.date is not None  # the start of a session stays
-        if bare and not dated and not _NAME.search(said) and not re.search(r"\d", said) and out:
-            out[-1].refs += entry.refs
+        previous = out[-1] if out else None
+        if entry.rank != REPLY or dated or previous is None:
+            out.append(entry)
             continue
-        out.append(entry)
+        bare = not extractive.identifiers_in(said) and not _NAME.search(said)
+        if bare and not re.search(r"\d", said):
+            previous.refs += entry.refs
+        elif previous.rank in (STATEMENT, ESSENTIAL) and id(previous) not in answered:
+            previous.text += f" → {said}"
+            previous.refs += entry.refs
+            answered.add(id(previous))
+        else:
+            out.append(entry)
     return out

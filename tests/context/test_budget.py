@@ -212,17 +212,20 @@ def test_recall_leaves_out_what_a_shown_observation_quotes(alice, configure):
     talk(
         alice,
         thread["id"],
-        *[f"Ticket {n}: router XR-{n} reboots " + "ok " * 15 for n in range(12)],
+        *[f"Please check ticket {n}: router XR-{n} reboots " + "ok " * 15 for n in range(12)],
     )
     job_run_pending()
 
     given = context(alice, thread["id"], query="router reboots", max_tokens=32_000)
 
-    observations = block(given, "observations")
-    assert "Ticket 0: router XR-0 reboots" in observations["text"]
-    quoted = {n for n in range(12) if f"Ticket {n}: router" in observations["text"]}
+    observations = block(given, "observations")  # a user's requests are quoted verbatim
+    assert "Please check ticket 0: router XR-0 reboots" in observations["text"]
+    shown = " ".join(observations["text"].split())
+    whole = "Please check ticket {n}: router XR-{n} reboots" + " ok" * 15
+    quoted = {n for n in range(12) if whole.format(n=n) in shown}
     recalled = {item["seq"] for item in block(given, "recall")["items"]}
     assert quoted and not recalled & {n + 1 for n in quoted}  # seq n+1 is Ticket n
+    assert recalled & {n + 1 for n in set(range(12)) - quoted}  # what they cut is recalled
 
 
 def test_the_observations_block_follows_the_observer_and_the_reflector(alice, configure):
