@@ -12,6 +12,7 @@ from apps.console.views import (
     moderation,
     notes,
     threads,
+    users,
     webhooks,
 )
 
@@ -34,5 +35,6 @@ urlpatterns = [
     *keys.urlpatterns,
     *webhooks.urlpatterns,
     *audit.urlpatterns,
+    *users.urlpatterns,
     *evaluation.urlpatterns,
 ]
