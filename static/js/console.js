@@ -118,3 +118,9 @@ document.addEventListener("submit", (event) => {
     event.preventDefault();
   }
 });
+
+// A flash message stays until its × is pressed (status polls leave it alone).
+document.addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("[data-dismiss]") : null;
+  button?.closest(".flash")?.remove();
+});
