@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString
 
 from apps.console.timeline import Body, Item, RunSpan
+from apps.context.snapshots import manifest_items
 
 
 def escape(value) -> str:
@@ -74,9 +75,10 @@ def step_html(item: Item, highlight: int | None) -> str:
     line.append(f'<span class="first-words">{escape(item.first_words)}</span>')
     seqs = f"#{item.first.seq}" + (f"–#{item.result.seq}" if len(item.messages) > 1 else "")
     line.append(f'<span class="step-seq">{seqs}</span>')
+    line.append(context_links_html(*item.messages))
     parts = []
     for message in item.messages:
-        body = [header_html(message)]
+        body = [header_html(message, with_contexts=False)]
         if message.content_body:
             body.append(code_html(message.content_body))
         if message.payload_body:
@@ -125,9 +127,9 @@ def message_html(item: Item, highlight: int | None) -> str:
     return f'<li class="item{_item_classes(item)}" data-kind="{escape(item.kind)}">\n{div}\n</li>'
 
 
-def header_html(message) -> str:
+def header_html(message, *, with_contexts: bool = True) -> str:
     """A message's seq (a link to it), role, kind, tool, actor, tokens, time and the contexts
-    given before its turn."""
+    given around its turn (a tool step shows those on its folded line instead)."""
     seq = message.seq
     what = escape(message.role)
     if message.kind != "message":
@@ -139,16 +141,42 @@ def header_html(message) -> str:
         parts.append(f"<span>{escape(message.actor)}</span>")
     parts.append(f"<span>{message.token_count} tokens</span>")
     parts.append(time_html(message.created_at))
-    links = ""
-    for snapshot in getattr(message, "contexts", ()):
-        url = escape(reverse("console:context", args=[snapshot.id]))
-        tokens = floatformat(snapshot.tokens, "g")
-        links += (
-            f'<a class="context-link" href="{url}">'
-            f"context given before this turn ({tokens} tokens)</a>"
-        )
-    parts.append(links)
+    if with_contexts:
+        parts.append(context_links_html(message))
     return "<header>\n" + "\n".join(parts) + "\n</header>\n"
+
+
+def context_links_html(*messages) -> str:
+    """Links to the contexts placed at these messages (snapshots_by_turn), each labelled by when
+    it was assembled: before the message (the agent took this turn with it) or after it (a
+    context that already holds the message, as one asked after the newest message does)."""
+    links = []
+    for message in messages:
+        for snapshot in getattr(message, "contexts", ()):
+            url = escape(reverse("console:context", args=[snapshot.id]))
+            tokens = floatformat(snapshot.tokens, "g")
+            when = (
+                f"context given after #{message.seq}"
+                if context_holds(snapshot, message)
+                else "context given before this turn"
+            )
+            links.append(f'<a class="context-link" href="{url}">{when} ({tokens} tokens)</a>')
+    return "".join(links)
+
+
+def context_holds(snapshot, message) -> bool:
+    """Whether a context was assembled after message: its recent block holds the message, or,
+    with no recent messages in it, it was assembled later than the message was stored."""
+    recent = [
+        item["seq"]
+        for block in snapshot.manifest.get("blocks", ())
+        if block["name"] == "recent"
+        for item in manifest_items(block)
+        if item["type"] == "message"
+    ]
+    if recent:
+        return message.seq in recent
+    return snapshot.assembled_at > message.created_at
 
 
 def run_edge_html(span: RunSpan, edge: str) -> str:

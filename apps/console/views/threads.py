@@ -137,6 +137,7 @@ def thread_detail(request, thread_id):
         run_ids={message.run_id for message in messages} | {run.id for run in run_state["runs"]}
     )
     timeline = _items(messages, bounds, highlight=around)
+    sidebar = _sidebar_runs(run_state, bounds)
     context = {
         "thread": thread,
         "timeline": timeline,
@@ -153,7 +154,9 @@ def thread_detail(request, thread_id):
         **memory,
         **_later(thread, messages),
         **run_state,
-        **_sidebar_runs(run_state, bounds),
+        **sidebar,
+        "latest_run": run_state["runs"][0] if run_state["runs"] else None,
+        "error_count": thread_activity(thread_ids=[thread.id])[thread.id]["errors"],
     }
     return render(request, "console/threads/detail.html", context)
 
