@@ -11,15 +11,15 @@ class KnowledgeSearchForm(forms.Form):
     q = forms.CharField(
         label="Search this knowledge base",
         max_length=1000,
-        error_messages={"required": "q: type the words or question to search for."},
+        error_messages={"required": "type the words or question to search for."},
     )
     agent = forms.ModelChoiceField(
         queryset=agent_list(),
         label="As agent",
         help_text="Its search settings (similarity floor, fusion shares) rank the hits.",
         error_messages={
-            "required": "agent: choose the agent whose search to run.",
-            "invalid_choice": "agent: no such agent in this project; choose one from the list.",
+            "required": "choose the agent whose search to run.",
+            "invalid_choice": "no such agent in this project; choose one from the list.",
         },
     )
     top_k = forms.IntegerField(

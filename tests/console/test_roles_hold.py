@@ -28,8 +28,8 @@ def ana_client(ana):
 
 
 @pytest.fixture
-def bob(db):
-    return User.objects.create_user(username="bob", password="pw")
+def ben(db):
+    return User.objects.create_user(username="ben", password="pw")
 
 
 @pytest.mark.parametrize(
@@ -54,15 +54,15 @@ def test_the_admin_login_refuses_an_admin_role_user_who_is_not_staff(ana):
     assert client.get("/admin/").status_code == 302
 
 
-def test_the_change_form_with_is_superuser_is_out_of_reach(ana_client, bob):
+def test_the_change_form_with_is_superuser_is_out_of_reach(ana_client, ben):
     response = ana_client.post(
-        f"/admin/auth/user/{bob.pk}/change/",
-        {"username": "bob", "is_superuser": "on", "is_staff": "on", "is_active": "on"},
+        f"/admin/auth/user/{ben.pk}/change/",
+        {"username": "ben", "is_superuser": "on", "is_staff": "on", "is_active": "on"},
     )
 
     assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
-    bob.refresh_from_db()
-    assert not bob.is_superuser and not bob.is_staff
+    ben.refresh_from_db()
+    assert not ben.is_superuser and not ben.is_staff
 
 
 def test_the_admin_role_grants_no_django_model_permission(ana):
@@ -80,18 +80,18 @@ def test_a_staff_member_with_the_admin_role_gets_only_django_s_permissions(ana):
     assert client.get("/admin/auth/user/").status_code == 403
 
 
-def test_an_admin_sets_roles_and_posted_flags_are_ignored(ana_client, bob):
+def test_an_admin_sets_roles_and_posted_flags_are_ignored(ana_client, ben):
     response = ana_client.post(
-        f"/console/users/{bob.pk}/roles/",
+        f"/console/users/{ben.pk}/roles/",
         {"roles": ["operator", "curator"], "is_superuser": "on", "is_staff": "on"},
         follow=True,
     )
 
     assert response.status_code == 200
-    assert "bob now has the roles: operator, curator." in response.content.decode()
-    bob.refresh_from_db()
-    assert not bob.is_superuser and not bob.is_staff
-    assert set(bob.groups.values_list("name", flat=True)) == {"operator", "curator"}
+    assert "ben now has the roles: operator, curator." in response.content.decode()
+    ben.refresh_from_db()
+    assert not ben.is_superuser and not ben.is_staff
+    assert set(ben.groups.values_list("name", flat=True)) == {"operator", "curator"}
     event = AuditEvent.objects.get(action="user.roles")
     assert (event.actor, event.before, event.after) == (
         "user:ana",
@@ -101,21 +101,21 @@ def test_an_admin_sets_roles_and_posted_flags_are_ignored(ana_client, bob):
 
 
 @pytest.mark.parametrize("role", ["superuser", "staff", "is_superuser"])
-def test_a_role_that_is_not_a_console_role_is_refused(ana_client, bob, role):
-    response = ana_client.post(f"/console/users/{bob.pk}/roles/", {"roles": [role]}, follow=True)
+def test_a_role_that_is_not_a_console_role_is_refused(ana_client, ben, role):
+    response = ana_client.post(f"/console/users/{ben.pk}/roles/", {"roles": [role]}, follow=True)
 
     assert f"roles: {role} is not a console role." in response.content.decode()
-    bob.refresh_from_db()
-    assert not bob.is_superuser and not bob.is_staff and not bob.groups.exists()
+    ben.refresh_from_db()
+    assert not ben.is_superuser and not ben.is_staff and not ben.groups.exists()
 
 
-def test_other_groups_of_a_user_stay_when_roles_change(ana_client, bob):
+def test_other_groups_of_a_user_stay_when_roles_change(ana_client, ben):
     other = Group.objects.create(name="billing")
-    bob.groups.add(other, Group.objects.get(name="moderator"))
+    ben.groups.add(other, Group.objects.get(name="moderator"))
 
-    ana_client.post(f"/console/users/{bob.pk}/roles/", {"roles": ["operator"]})
+    ana_client.post(f"/console/users/{ben.pk}/roles/", {"roles": ["operator"]})
 
-    assert set(bob.groups.values_list("name", flat=True)) == {"billing", "operator"}
+    assert set(ben.groups.values_list("name", flat=True)) == {"billing", "operator"}
 
 
 def test_an_admin_cannot_take_the_admin_role_from_themselves(ana_client, ana):
@@ -127,9 +127,9 @@ def test_an_admin_cannot_take_the_admin_role_from_themselves(ana_client, ana):
     assert set(ana.groups.values_list("name", flat=True)) == {"admin"}
 
 
-def test_the_users_page_shows_flags_but_has_no_input_for_them(ana_client, bob):
-    bob.is_staff = True
-    bob.save()
+def test_the_users_page_shows_flags_but_has_no_input_for_them(ana_client, ben):
+    ben.is_staff = True
+    ben.save()
 
     body = ana_client.get("/console/users/").content.decode()
 
