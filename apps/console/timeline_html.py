@@ -43,12 +43,16 @@ def timeline_html(items: list[Item], highlight: int | None = None) -> SafeString
     return SafeString("\n" + "\n".join(rows) + "\n")
 
 
-def code_html(body: Body) -> SafeString:
-    """A code block with its copy button: indented JSON, or the text as it was written."""
+def code_html(body: Body, label: str = "Code") -> SafeString:
+    """A code block with its copy button: indented JSON, or the text as it was written.
+
+    The block scrolls, so the keyboard reaches it (tabindex) and it is named (a group with a
+    label: a <pre> alone has no role that may carry one)."""
     kind = "json" if body.is_json else "text"
     return SafeString(
         '<div class="code-block"><button type="button" class="copy secondary" data-copy>Copy'
-        f'</button><pre class="{kind}">{escape(body.text)}</pre></div>\n'
+        f'</button><pre class="{kind}" tabindex="0" role="group" aria-label="{escape(label)}">'
+        f"{escape(body.text)}</pre></div>\n"
     )
 
 
@@ -80,9 +84,10 @@ def step_html(item: Item, highlight: int | None) -> str:
     for message in item.messages:
         body = [header_html(message, with_contexts=False)]
         if message.content_body:
-            body.append(code_html(message.content_body))
+            body.append(code_html(message.content_body, f"Content of #{message.seq}"))
         if message.payload_body:
-            body.append('<div class="small muted">payload</div>' + code_html(message.payload_body))
+            payload = code_html(message.payload_body, f"Payload of #{message.seq}")
+            body.append('<div class="small muted">payload</div>' + payload)
         body.append(_metadata_html(message))
         parts.append(_message_div(message, highlight, "\n".join(body)))
     summary = "\n".join(line)
@@ -106,7 +111,7 @@ def message_html(item: Item, highlight: int | None) -> str:
             f'<details class="fold"{opened}><summary><span class="badge">JSON</span> '
             f"{filesizeformat(content.size)} · "
             f'<span class="first-words">{escape(message.first_words)}</span></summary>'
-            f"{code_html(content)}</details>"
+            f"{code_html(content, f'Content of #{message.seq}')}</details>"
         )
     elif message.long:
         body.append(
@@ -120,7 +125,7 @@ def message_html(item: Item, highlight: int | None) -> str:
     if message.payload_body:
         body.append(
             f'<details class="fold"><summary>Payload · {filesizeformat(message.payload_body.size)}'
-            f"</summary>{code_html(message.payload_body)}</details>"
+            f"</summary>{code_html(message.payload_body, f'Payload of #{message.seq}')}</details>"
         )
     body.append(_metadata_html(message))
     div = _message_div(message, highlight, "\n".join(body))
@@ -282,5 +287,5 @@ def _metadata_html(message) -> str:
         return ""
     return (
         '<details class="fold"><summary>Metadata</summary>'
-        f"{code_html(message.metadata_body)}</details>"
+        f"{code_html(message.metadata_body, f'Metadata of #{message.seq}')}</details>"
     )

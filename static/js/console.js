@@ -136,3 +136,11 @@ document.addEventListener("click", (event) => {
   const button = event.target instanceof Element ? event.target.closest("[data-dismiss]") : null;
   button?.closest(".flash")?.remove();
 });
+
+// Every code block is reachable by keyboard, so one that scrolls can be scrolled without a
+// mouse: a <pre> rendered without tabindex gets one (the console's own templates set it).
+const focusableCode = (root) => {
+  for (const pre of root.querySelectorAll("pre:not([tabindex])")) pre.tabIndex = 0;
+};
+document.addEventListener("DOMContentLoaded", () => focusableCode(document));
+document.addEventListener("htmx:load", (event) => focusableCode(event.detail.elt.parentElement || document));

@@ -251,15 +251,15 @@ def _sidebar_runs(run_state: dict, bounds: dict) -> dict:
         checkpoint_ids=[c.id for c in run_state["checkpoints"] if c.status == "resumed"]
     )
     for checkpoint in run_state["checkpoints"]:
-        checkpoint.state_html = code_html(Body(json_text(checkpoint.state), True))
+        checkpoint.state_html = code_html(Body(json_text(checkpoint.state), True), "State")
         checkpoint.resume_html = (
             None
             if checkpoint.resume_input is None
-            else code_html(Body(json_text(checkpoint.resume_input), True))
+            else code_html(Body(json_text(checkpoint.resume_input), True), "Resume input")
         )
         checkpoint.resumed_by = resumers.get(str(checkpoint.id), "")
     for snapshot in run_state["snapshots"]:
-        snapshot.tree_html = code_html(Body(json_text(snapshot.tree), True))
+        snapshot.tree_html = code_html(Body(json_text(snapshot.tree), True), "Agent tree")
     return {"runs_html": sidebar_runs_html(run_state["runs"])}
 
 
