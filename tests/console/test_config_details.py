@@ -95,3 +95,20 @@ def test_the_keys_table_has_no_empty_header(admin, alice):
     body = admin.get("/console/keys/").content.decode()
 
     assert "<th></th>" not in body and '<th scope="col">Action</th>' in body
+
+
+@pytest.mark.parametrize(
+    "query, named",
+    [
+        ("status=lost", "status=lost: "),
+        ("project=nope", "project=nope: "),
+        ("agent=1", "agent=1: "),
+    ],
+)
+def test_an_unknown_key_filter_is_told_and_lists_nothing(admin, alice, query, named):
+    response = admin.get(f"/console/keys/?{query}")
+
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert named in body and "No keys are listed for a filter that cannot match." in body
+    assert "mc_" + alice.key.split("_")[1] not in body
