@@ -34,7 +34,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
-    "apps.console.admin_site.ConsoleAdminConfig",  # django.contrib.admin, open to the admin role
+    "apps.console.admin_site.ConsoleAdminConfig",  # django.contrib.admin, for staff only
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -74,7 +74,6 @@ AUTHENTICATION_BACKENDS = [
     # First, so that a locked-out username and address is refused before any password check.
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
-    "apps.console.admin_site.AdminRoleBackend",
 ]
 
 MIDDLEWARE = [

@@ -1,5 +1,5 @@
 """htmx habits, in one middleware: Vary on HX-Request, flash messages sent out of band with
-every htmx answer, and redirects turned into HX-Location so htmx follows them itself."""
+htmx answers, and redirects turned into HX-Location so htmx follows them itself."""
 
 from django.contrib.messages import get_messages
 from django.http import HttpResponse
@@ -24,8 +24,13 @@ class HtmxConsoleMiddleware:
             patch_vary_headers(location, ("HX-Request",))
             return location
         if response.get("Content-Type", "").startswith("text/html") and not response.streaming:
-            # Always sent, even empty, so a message from an earlier action does not linger.
+            # An action (any method but GET) always sends the region, even empty, so the
+            # messages of an earlier action are replaced by its own. A GET (a status poll,
+            # a filter) sends it only with new messages: a poll must not wipe a message the
+            # user has not dismissed yet ("Stored 1 file; ingesting now.").
             messages = list(get_messages(request))
+            if not messages and request.method == "GET":
+                return response
             response.content += render_to_string(
                 "console/_messages.html", {"messages": messages, "oob": True}, request
             ).encode()

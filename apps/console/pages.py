@@ -27,3 +27,15 @@ def render_page_or_fragment(request, template: str, fragment: str, context: dict
     if getattr(request, "htmx", False) and target == fragment:
         return render(request, f"{template.rsplit('/', 1)[0]}/{fragment}.html", context, **kwargs)
     return render(request, template, context, **kwargs)
+
+
+def filter_problems(form) -> list[str]:
+    """What is wrong with a bound filter form, one line per bad parameter, naming it:
+    a page told of an unknown ?action= says so instead of listing everything."""
+    if not form.is_bound or form.is_valid():
+        return []
+    return [
+        f"{name}={form.data.get(name, '')!s}: {error}"
+        for name, errors in form.errors.items()
+        for error in errors
+    ]

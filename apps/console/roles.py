@@ -8,7 +8,9 @@ from django.shortcuts import render
 OPERATOR = "operator"  # threads, context, jobs, evaluation
 CURATOR = "curator"  # knowledge bases
 MODERATOR = "moderator"  # episodic entries
-ADMIN = "admin"  # memory config, API keys, users, audit log; and every page of the roles above
+# Projects and agents, API keys, memory config, webhooks, the audit log and users' console roles
+# (never Django's staff or superuser flags); and every page of the roles above.
+ADMIN = "admin"
 ROLES = (OPERATOR, CURATOR, MODERATOR, ADMIN)
 
 

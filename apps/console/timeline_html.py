@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString
 
 from apps.console.timeline import Body, Item, RunSpan
+from apps.context.snapshots import manifest_items
 
 
 def escape(value) -> str:
@@ -42,12 +43,16 @@ def timeline_html(items: list[Item], highlight: int | None = None) -> SafeString
     return SafeString("\n" + "\n".join(rows) + "\n")
 
 
-def code_html(body: Body) -> SafeString:
-    """A code block with its copy button: indented JSON, or the text as it was written."""
+def code_html(body: Body, label: str = "Code") -> SafeString:
+    """A code block with its copy button: indented JSON, or the text as it was written.
+
+    The block scrolls, so the keyboard reaches it (tabindex) and it is named (a group with a
+    label: a <pre> alone has no role that may carry one)."""
     kind = "json" if body.is_json else "text"
     return SafeString(
         '<div class="code-block"><button type="button" class="copy secondary" data-copy>Copy'
-        f'</button><pre class="{kind}">{escape(body.text)}</pre></div>\n'
+        f'</button><pre class="{kind}" tabindex="0" role="group" aria-label="{escape(label)}">'
+        f"{escape(body.text)}</pre></div>\n"
     )
 
 
@@ -74,13 +79,15 @@ def step_html(item: Item, highlight: int | None) -> str:
     line.append(f'<span class="first-words">{escape(item.first_words)}</span>')
     seqs = f"#{item.first.seq}" + (f"–#{item.result.seq}" if len(item.messages) > 1 else "")
     line.append(f'<span class="step-seq">{seqs}</span>')
+    line.append(context_links_html(*item.messages))
     parts = []
     for message in item.messages:
-        body = [header_html(message)]
+        body = [header_html(message, with_contexts=False)]
         if message.content_body:
-            body.append(code_html(message.content_body))
+            body.append(code_html(message.content_body, f"Content of #{message.seq}"))
         if message.payload_body:
-            body.append('<div class="small muted">payload</div>' + code_html(message.payload_body))
+            payload = code_html(message.payload_body, f"Payload of #{message.seq}")
+            body.append('<div class="small muted">payload</div>' + payload)
         body.append(_metadata_html(message))
         parts.append(_message_div(message, highlight, "\n".join(body)))
     summary = "\n".join(line)
@@ -104,7 +111,7 @@ def message_html(item: Item, highlight: int | None) -> str:
             f'<details class="fold"{opened}><summary><span class="badge">JSON</span> '
             f"{filesizeformat(content.size)} · "
             f'<span class="first-words">{escape(message.first_words)}</span></summary>'
-            f"{code_html(content)}</details>"
+            f"{code_html(content, f'Content of #{message.seq}')}</details>"
         )
     elif message.long:
         body.append(
@@ -118,16 +125,16 @@ def message_html(item: Item, highlight: int | None) -> str:
     if message.payload_body:
         body.append(
             f'<details class="fold"><summary>Payload · {filesizeformat(message.payload_body.size)}'
-            f"</summary>{code_html(message.payload_body)}</details>"
+            f"</summary>{code_html(message.payload_body, f'Payload of #{message.seq}')}</details>"
         )
     body.append(_metadata_html(message))
     div = _message_div(message, highlight, "\n".join(body))
     return f'<li class="item{_item_classes(item)}" data-kind="{escape(item.kind)}">\n{div}\n</li>'
 
 
-def header_html(message) -> str:
+def header_html(message, *, with_contexts: bool = True) -> str:
     """A message's seq (a link to it), role, kind, tool, actor, tokens, time and the contexts
-    given before its turn."""
+    given around its turn (a tool step shows those on its folded line instead)."""
     seq = message.seq
     what = escape(message.role)
     if message.kind != "message":
@@ -139,16 +146,42 @@ def header_html(message) -> str:
         parts.append(f"<span>{escape(message.actor)}</span>")
     parts.append(f"<span>{message.token_count} tokens</span>")
     parts.append(time_html(message.created_at))
-    links = ""
-    for snapshot in getattr(message, "contexts", ()):
-        url = escape(reverse("console:context", args=[snapshot.id]))
-        tokens = floatformat(snapshot.tokens, "g")
-        links += (
-            f'<a class="context-link" href="{url}">'
-            f"context given before this turn ({tokens} tokens)</a>"
-        )
-    parts.append(links)
+    if with_contexts:
+        parts.append(context_links_html(message))
     return "<header>\n" + "\n".join(parts) + "\n</header>\n"
+
+
+def context_links_html(*messages) -> str:
+    """Links to the contexts placed at these messages (snapshots_by_turn), each labelled by when
+    it was assembled: before the message (the agent took this turn with it) or after it (a
+    context that already holds the message, as one asked after the newest message does)."""
+    links = []
+    for message in messages:
+        for snapshot in getattr(message, "contexts", ()):
+            url = escape(reverse("console:context", args=[snapshot.id]))
+            tokens = floatformat(snapshot.tokens, "g")
+            when = (
+                f"context given after #{message.seq}"
+                if context_holds(snapshot, message)
+                else "context given before this turn"
+            )
+            links.append(f'<a class="context-link" href="{url}">{when} ({tokens} tokens)</a>')
+    return "".join(links)
+
+
+def context_holds(snapshot, message) -> bool:
+    """Whether a context was assembled after message: its recent block holds the message, or,
+    with no recent messages in it, it was assembled later than the message was stored."""
+    recent = [
+        item["seq"]
+        for block in snapshot.manifest.get("blocks", ())
+        if block["name"] == "recent"
+        for item in manifest_items(block)
+        if item["type"] == "message"
+    ]
+    if recent:
+        return message.seq in recent
+    return snapshot.assembled_at > message.created_at
 
 
 def run_edge_html(span: RunSpan, edge: str) -> str:
@@ -254,5 +287,5 @@ def _metadata_html(message) -> str:
         return ""
     return (
         '<details class="fold"><summary>Metadata</summary>'
-        f"{code_html(message.metadata_body)}</details>"
+        f"{code_html(message.metadata_body, f'Metadata of #{message.seq}')}</details>"
     )

@@ -9,9 +9,11 @@ from apps.console.views import (
     evaluation,
     keys,
     knowledge,
+    knowledge_search,
     moderation,
     notes,
     threads,
+    users,
     webhooks,
 )
 
@@ -28,11 +30,13 @@ urlpatterns = [
     *threads.urlpatterns,
     *contexts.urlpatterns,
     *knowledge.urlpatterns,
+    *knowledge_search.urlpatterns,
     *moderation.urlpatterns,
     *notes.urlpatterns,
     *config.urlpatterns,
     *keys.urlpatterns,
     *webhooks.urlpatterns,
     *audit.urlpatterns,
+    *users.urlpatterns,
     *evaluation.urlpatterns,
 ]

@@ -82,23 +82,35 @@ document.addEventListener("click", (event) => {
   if (!button || !root) return;
   const errors = Array.from(root.querySelectorAll(".item.is-error")).filter(visible);
   if (!errors.length) { timelineSay("No errors among the loaded messages."); return; }
-  // The next error below the sticky toolbar; after the last one, the first again.
-  const tools = document.getElementById("timeline-tools");
-  const line = (tools ? tools.getBoundingClientRect().bottom : 0) + 8;
-  const next = errors.find((item) => item.getBoundingClientRect().top > line) || errors[0];
-  for (const item of root.querySelectorAll(".item.jumped")) item.classList.remove("jumped");
+  // From the error jumped to last, the next one in document order (the timeline's order); the
+  // first time, the first error below the sticky toolbar. Positions are not compared after a
+  // jump: the item's scroll margin, not the toolbar, decides where it lands. After the last
+  // error, the first again.
+  const current = root.querySelector(".item.jumped");
+  let next;
+  if (current) {
+    next = errors.find((item) => current.compareDocumentPosition(item) & Node.DOCUMENT_POSITION_FOLLOWING);
+  } else {
+    const tools = document.getElementById("timeline-tools");
+    const line = tools ? tools.getBoundingClientRect().bottom : 0;
+    next = errors.find((item) => item.getBoundingClientRect().top >= line);
+  }
+  const wrapped = !next;
+  next = next || errors[0];
+  if (current) current.classList.remove("jumped");
   next.classList.add("jumped");
   const fold = next.querySelector("details.fold");
   if (fold) fold.open = true;
   next.scrollIntoView({ block: "start" });
-  timelineSay(`Error ${errors.indexOf(next) + 1} of ${errors.length} loaded.`);
+  const place = `Error ${errors.indexOf(next) + 1} of ${errors.length} loaded`;
+  timelineSay(wrapped && current ? `${place}: back to the first.` : `${place}.`);
 });
 
-// Copy buttons copy the text of the <pre> beside them; where the clipboard is not allowed the
-// text is selected instead, for Ctrl+C.
+// Copy buttons copy the text of the <pre> (or [data-copy-source]) beside them; where the
+// clipboard is not allowed the text is selected instead, for Ctrl+C.
 document.addEventListener("click", (event) => {
   const button = event.target instanceof Element ? event.target.closest("[data-copy]") : null;
-  const pre = button?.parentElement?.querySelector("pre");
+  const pre = button?.parentElement?.querySelector("[data-copy-source], pre");
   if (!pre) return;
   const select = () => {
     const range = document.createRange();
@@ -118,3 +130,17 @@ document.addEventListener("submit", (event) => {
     event.preventDefault();
   }
 });
+
+// A flash message stays until its × is pressed (status polls leave it alone).
+document.addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("[data-dismiss]") : null;
+  button?.closest(".flash")?.remove();
+});
+
+// Every code block is reachable by keyboard, so one that scrolls can be scrolled without a
+// mouse: a <pre> rendered without tabindex gets one (the console's own templates set it).
+const focusableCode = (root) => {
+  for (const pre of root.querySelectorAll("pre:not([tabindex])")) pre.tabIndex = 0;
+};
+document.addEventListener("DOMContentLoaded", () => focusableCode(document));
+document.addEventListener("htmx:load", (event) => focusableCode(event.detail.elt.parentElement || document));

@@ -15,6 +15,10 @@ from django.contrib.auth.models import User
 from apps.jobs.services import job_run_pending
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+# axe-core, pinned and kept in the repository with its licence (MPL-2.0), so the accessibility
+# tests need no download: see tests/browser/vendor/README.md.
+AXE_SCRIPT = Path(__file__).resolve().parent / "vendor" / "axe-core-4.14.1" / "axe.min.js"
+AXE_IMPACTS_REFUSED = ("serious", "critical")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
 # Playwright's sync API keeps an event loop in this thread; Django's ORM refuses to run where an
@@ -99,3 +103,34 @@ def worker(transactional_db):
     yield
     stop.set()
     thread.join(timeout=30)
+
+
+@pytest.fixture
+def axe(page):
+    """Run axe-core on the page as it is now; return its serious and critical violations.
+
+    The script is added before each document loads (an init script is not subject to the
+    console's content security policy, which refuses inline scripts), and axe runs the WCAG 2.x
+    A and AA rules and its best practices. Each violation: rule id, impact, help and up to five
+    of its nodes with axe's summary of what fails.
+    """
+    page.add_init_script(path=str(AXE_SCRIPT))
+
+    def violations() -> list[dict]:
+        return page.evaluate(
+            """async (impacts) => {
+              const result = await axe.run(document, {resultTypes: ["violations"]});
+              return result.violations
+                .filter((rule) => impacts.includes(rule.impact))
+                .map((rule) => ({
+                  id: rule.id,
+                  impact: rule.impact,
+                  help: rule.help,
+                  nodes: rule.nodes.slice(0, 5).map(
+                    (node) => `${node.target.join(" ")}: ${node.failureSummary}`),
+                }));
+            }""",
+            list(AXE_IMPACTS_REFUSED),
+        )
+
+    return violations

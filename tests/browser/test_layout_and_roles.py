@@ -55,6 +55,7 @@ def _objects() -> dict:
         "entry_id": entry["id"],
         "key_id": api_key_list(agent=alice.agent).first().id,
         "to_version": 1,
+        "user_id": User.objects.create_user(username="someone", password="pw").pk,
     }
 
 

@@ -72,4 +72,5 @@ def console_objects(alice):
         "webhook_id": webhook.id,
         "project_id": alice.agent.project.id,
         "to_version": 1,
+        "user_id": User.objects.create_user(username="someone", password="pw").pk,
     }

@@ -83,10 +83,43 @@ def test_the_action_choice_lists_recorded_actions(admin, alice):
     assert '<option value="key.create">key.create</option>' in body
 
 
-def test_an_unknown_action_is_reported(admin, alice):
+def test_an_unknown_action_is_told_and_lists_nothing(admin, alice):
+    audit_record(actor="system", action="key.create", object_type="api_key")
+
     response = admin.get("/console/audit/?action=nope")
 
-    assert "Select a valid choice" in response.content.decode()
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "action=nope: no event has the action nope; choose one from the list." in body
+    assert response.context["rows"] == [] and "<table" not in body
+
+
+@pytest.mark.parametrize(
+    "query", ["project=not-a-uuid", "project=00000000-0000-0000-0000-000000000000"]
+)
+def test_an_unknown_project_filter_is_told(admin, alice, query):
+    response = admin.get(f"/console/audit/?{query}", **HTMX)
+
+    assert response.status_code == 400
+    assert f"{query}: " in response.content.decode()
+
+
+def test_a_replaced_short_value_reads_old_arrow_new(admin, alice):
+    audit_record(
+        actor="user:ana",
+        action="entry.approve",
+        object_type="memory_entry",
+        before={"status": "pending"},
+        after={"status": "approved"},
+    )
+
+    body = admin.get("/console/audit/").content.decode()
+
+    assert (
+        '<del class="diff-before">pending</del><span class="diff-arrow"> → </span>'
+        '<ins class="diff-after">approved</ins>'
+    ) in body
+    assert "pending</del><ins" not in body
 
 
 def test_the_list_paginates(admin):
@@ -144,10 +177,14 @@ def test_an_edit_shows_the_words_it_changed_even_deep_in_a_long_text(admin, alic
 
     _, changes, *_ = response.context["rows"][0]
     objective = next(change for change in changes if change.key == "objective")
-    assert ("del", "Friday") in objective.words and ("ins", "Monday") in objective.words
+    at = objective.words.index(("del", "Friday"))
+    assert objective.words[at : at + 3] == [("del", "Friday"), ("arrow", " → "), ("ins", "Monday")]
     assert ("gap", "…") in objective.words  # the unchanged stretches are elided, not the change
     body = response.content.decode()
-    assert '<del class="diff-before">Friday</del><ins class="diff-after">Monday</ins>' in body
+    assert (
+        '<del class="diff-before">Friday</del><span class="diff-arrow"> → </span>'
+        '<ins class="diff-after">Monday</ins>'
+    ) in body
 
 
 def test_a_resumed_checkpoint_records_who_resumed_it_with_what_input(admin, alice):

@@ -74,7 +74,7 @@ def test_a_tool_call_and_its_result_are_one_step_folded_to_one_line(operator, co
 def test_payloads_are_indented_json_never_python_repr(operator, conversation):
     content = _page(operator, conversation)
 
-    payload = re.search(r'<pre class="json">(.*?)</pre>', _item(content, 2), re.S).group(1)
+    payload = re.search(r'<pre class="json"[^>]*>(.*?)</pre>', _item(content, 2), re.S).group(1)
     # Indented JSON (jsonb on PostgreSQL keeps its own key order).
     assert json.loads(html.unescape(payload)) == {"invoice": 4417, "include": ["charges"]}
     assert "{\n  &quot;" in payload and "[\n    &quot;charges&quot;\n  ]" in payload

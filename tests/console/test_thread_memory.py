@@ -83,7 +83,8 @@ def test_band_and_message_text_is_escaped(operator, observed):
     content = _page(operator, observed)
 
     row = Observation.objects.filter(thread=observed).first()
-    text = re.search(r'<pre class="memory-text">(.*?)</pre>', _band(content, row), re.S).group(1)
+    band = _band(content, row)
+    text = re.search(r'<pre class="memory-text"[^>]*>(.*?)</pre>', band, re.S).group(1)
     assert "router XR-1 reboots &lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in text
     assert SCRIPT not in content and "<script>alert" not in content
 

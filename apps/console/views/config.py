@@ -10,6 +10,7 @@ from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
+from apps.console.config_effect import effect_of
 from apps.console.pages import paginate, render_page_or_fragment
 from apps.console.roles import ADMIN, actor, role_required
 from apps.core.errors import ApplicationError, Conflict
@@ -134,6 +135,7 @@ class ConfigLevelForm(forms.Form):
                 "field": self[setting.key],
                 "locked": self.locked(setting),
                 "effective": _text(effective[setting.key], empty="(empty)"),
+                "effect": effect_of(setting.key),
                 "source": effective.sources[setting.key],
             }
             for setting in SETTINGS
@@ -226,7 +228,12 @@ def _report_rollback(request, level, to_version, before, after) -> None:
 def _level_context(request, level: Level, form: ConfigLevelForm | None) -> dict:
     if level.kind == "default":
         defaults = [
-            (row, _text(row.value, empty="(empty)"), _text(row.setting.default, empty="(empty)"))
+            (
+                row,
+                _text(row.value, empty="(empty)"),
+                _text(row.setting.default, empty="(empty)"),
+                effect_of(row.setting.key),
+            )
             for row in config_defaults()
         ]
         return {"level": level, "defaults": defaults}
@@ -272,6 +279,8 @@ def _placeholders(form: ConfigLevelForm, inherited) -> None:
         widget = form.fields[setting.key].widget
         if setting.type is bool:
             widget.choices = [("", hint), ("true", "true"), ("false", "false")]
+        elif setting.choices:
+            widget.choices = [("", hint), *((value, value) for value in setting.choices)]
         else:
             widget.attrs["placeholder"] = hint
 
@@ -280,7 +289,8 @@ def _widget(setting: Setting, *, locked: bool) -> forms.Widget:
     attrs = {}
     if locked:
         attrs = {"disabled": True, "title": "Set per project" if setting.in_use else "Not used yet"}
-    if setting.type is bool:
+    if setting.type is bool or setting.choices:
+        # Enumerated settings are chosen, not typed (their choices come from the schema).
         return forms.Select(attrs=attrs)
     if setting.type is str:
         return forms.TextInput(attrs={**attrs, "maxlength": 200})

@@ -8,7 +8,12 @@ from django.urls import path, reverse
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_POST
 
-from apps.console.pages import paginate, query_without_page, render_page_or_fragment
+from apps.console.pages import (
+    filter_problems,
+    paginate,
+    query_without_page,
+    render_page_or_fragment,
+)
 from apps.console.roles import ADMIN, actor, role_required
 from apps.tenancy.models import KeyScope
 from apps.tenancy.selectors import agent_list, api_key_get, api_key_list, project_list
@@ -68,7 +73,10 @@ def index(request):
     else:
         # No redirect after a POST here: the secret exists only in this one answer.
         context.update(_list_context(request))
-        response = render_page_or_fragment(request, "console/keys/index.html", "key-list", context)
+        status = 400 if context["problems"] else 200
+        response = render_page_or_fragment(
+            request, "console/keys/index.html", "key-list", context, status=status
+        )
     if issued:
         patch_cache_control(response, no_store=True, private=True)
     return response
@@ -93,13 +101,17 @@ def revoke(request, key_id):
 
 def _list_context(request) -> dict:
     form = KeyFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_bound and form.is_valid() else {}
+    problems = filter_problems(form)
+    query = query_without_page(request)
+    if problems:  # told, and nothing listed: a filter that cannot match lists no key
+        return {"filters": form, "problems": problems, "page": None, "query": query}
+    filters = form.cleaned_data if form.is_bound else {}
     keys = api_key_list(
         project=filters.get("project"),
         agent=filters.get("agent"),
         active=STATUSES.get(filters.get("status") or ""),
     )
-    return {"filters": form, "page": paginate(request, keys), "query": query_without_page(request)}
+    return {"filters": form, "problems": [], "page": paginate(request, keys), "query": query}
 
 
 urlpatterns = [

@@ -9,7 +9,13 @@ from django.template.defaultfilters import filesizeformat, pluralize
 from django.urls import path
 from django.views.decorators.http import require_http_methods, require_POST
 
-from apps.console.pages import paginate, query_without_page, render_page_or_fragment
+from apps.console.kb_search import KnowledgeSearchForm
+from apps.console.pages import (
+    filter_problems,
+    paginate,
+    query_without_page,
+    render_page_or_fragment,
+)
 from apps.console.roles import CURATOR, actor, role_required
 from apps.core.errors import ApplicationError, Conflict, NotFound
 from apps.knowledge.models import DocumentStatus
@@ -88,13 +94,18 @@ def knowledge(request):
         kbs = kbs.filter(pk__in=holding)
     context = {
         "filter_form": filter_form,
+        "problems": filter_problems(filter_form),
         "status": status,
         "form": form,
         "page": paginate(request, kbs),
         "query": query_without_page(request),
     }
     return render_page_or_fragment(
-        request, "console/knowledge/index.html", "knowledge-base-list", context
+        request,
+        "console/knowledge/index.html",
+        "knowledge-base-list",
+        context,
+        status=400 if context["problems"] else 200,
     )
 
 
@@ -115,7 +126,7 @@ def _create(form, by: str):
 def knowledge_base_detail(request, kb_id):
     """A knowledge base: upload forms and #document-list, which htmx polls while it ingests."""
     kb = _found(knowledge_base_by_id, kb_id=kb_id)
-    return _render_documents(request, kb, PasteTextForm())
+    return render_documents(request, kb, PasteTextForm())
 
 
 @role_required(CURATOR)
@@ -218,7 +229,7 @@ def knowledge_base_text(request, kb_id):
     if request.htmx:
         context = {"kb": kb, "form": form, "refresh_list": True, **_document_page(request, kb)}
         return render(request, "console/knowledge/paste-text.html", context)
-    return _render_documents(request, kb, form)
+    return render_documents(request, kb, form)
 
 
 @role_required(CURATOR)
@@ -261,25 +272,34 @@ def document_delete_post(request, document_id):
     return redirect("console:knowledge-base", kb_id=kb.id)
 
 
-def _render_documents(request, kb, form):
+def render_documents(request, kb, form, *, extra: dict | None = None, status: int = 200):
+    """The knowledge base page (or its #document-list), with the search form of
+    knowledge_search unless extra brings a bound one."""
     context = {
         "kb": kb,
-        "form": form,
+        "form": form or PasteTextForm(),
         "max_upload_bytes": settings.KNOWLEDGE_MAX_UPLOAD_BYTES,
+        "search": KnowledgeSearchForm(kb=kb),
         **_document_page(request, kb),
+        **(extra or {}),
     }
     return render_page_or_fragment(
-        request, "console/knowledge/knowledge-base.html", "document-list", context
+        request, "console/knowledge/knowledge-base.html", "document-list", context, status=status
     )
 
 
 def _document_page(request, kb) -> dict:
     """Context of #document-list: a page of documents, and whether to poll for progress."""
-    status = request.GET.get("status")
-    status = status if status in DocumentStatus.values else None
+    asked = request.GET.get("status") or None
+    status = asked if asked in DocumentStatus.values else None
     page = paginate(request, document_list(kb=kb, status=status))
+    problem = None
+    if asked is not None and status is None:
+        choices = ", ".join(DocumentStatus.values)
+        problem = f"status={asked}: no such document status; choose {choices}. Showing all."
     return {
         "status": status,
+        "status_problem": problem,
         "page": page,
         "query": query_without_page(request),
         "counts": knowledge_base_status_counts(kb=kb),

@@ -137,6 +137,7 @@ def thread_detail(request, thread_id):
         run_ids={message.run_id for message in messages} | {run.id for run in run_state["runs"]}
     )
     timeline = _items(messages, bounds, highlight=around)
+    sidebar = _sidebar_runs(run_state, bounds)
     context = {
         "thread": thread,
         "timeline": timeline,
@@ -153,7 +154,9 @@ def thread_detail(request, thread_id):
         **memory,
         **_later(thread, messages),
         **run_state,
-        **_sidebar_runs(run_state, bounds),
+        **sidebar,
+        "latest_run": run_state["runs"][0] if run_state["runs"] else None,
+        "error_count": thread_activity(thread_ids=[thread.id])[thread.id]["errors"],
     }
     return render(request, "console/threads/detail.html", context)
 
@@ -248,15 +251,15 @@ def _sidebar_runs(run_state: dict, bounds: dict) -> dict:
         checkpoint_ids=[c.id for c in run_state["checkpoints"] if c.status == "resumed"]
     )
     for checkpoint in run_state["checkpoints"]:
-        checkpoint.state_html = code_html(Body(json_text(checkpoint.state), True))
+        checkpoint.state_html = code_html(Body(json_text(checkpoint.state), True), "State")
         checkpoint.resume_html = (
             None
             if checkpoint.resume_input is None
-            else code_html(Body(json_text(checkpoint.resume_input), True))
+            else code_html(Body(json_text(checkpoint.resume_input), True), "Resume input")
         )
         checkpoint.resumed_by = resumers.get(str(checkpoint.id), "")
     for snapshot in run_state["snapshots"]:
-        snapshot.tree_html = code_html(Body(json_text(snapshot.tree), True))
+        snapshot.tree_html = code_html(Body(json_text(snapshot.tree), True), "Agent tree")
     return {"runs_html": sidebar_runs_html(run_state["runs"])}
 
 
