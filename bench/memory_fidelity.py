@@ -18,7 +18,8 @@ context_strategy compaction and compaction_budget_tokens --summary-budget.
 
 Printed per corpus:
   compression   tokens of the messages the active observations cover / tokens of the active
-                observations (after reflection); the observer's alone; the summary's
+                observations (after reflection: the reflections and the observations written
+                since); the observer's alone; the active reflections' alone; the summary's
   summary       its tokens against the budget (the most of any version)
   retention     the share of the source's items found whole in the active observations:
                 errors (their text), user requests (user sentences that ask: a question or an
@@ -243,6 +244,7 @@ def task_measure(corpus: str, observer_tokens: int, reflector_tokens: int, budge
         },
     )
     totals = {"source": 0, "memory": 0, "observer_source": 0, "observer_memory": 0}
+    totals |= {"reflected_source": 0, "reflected": 0}
     totals |= {"summary_source": 0, "summary": 0, "summary_max": 0}
     items = {name: [0, 0] for name in ("errors", "requests", "identifiers", "numbers", "urls")}
     items["result identifiers"] = [0, 0]
@@ -264,6 +266,9 @@ def task_measure(corpus: str, observer_tokens: int, reflector_tokens: int, budge
         memory = "\n".join(row.content for row in sorted(active, key=lambda r: r.first_seq))
         totals["source"] += sum(row.token_count for row in source)
         totals["memory"] += sum(row.tokens for row in active)
+        reflections = [row for row in active if row.is_reflection]
+        totals["reflected_source"] += sum(row.message_tokens for row in reflections)
+        totals["reflected"] += sum(row.tokens for row in reflections)
         written = Observation.objects.filter(thread=observed, is_reflection=False)
         totals["observer_source"] += sum(row.message_tokens for row in written)
         totals["observer_memory"] += sum(row.tokens for row in written)
@@ -359,10 +364,12 @@ def report(backend: str, corpus: str, result: dict, budget: int) -> None:
     compression = totals["source"] / max(1, totals["memory"])
     observer = totals["observer_source"] / max(1, totals["observer_memory"])
     summary = totals["summary_source"] / max(1, totals["summary"])
+    reflected = totals["reflected_source"] / max(1, totals["reflected"])
     print(f"\n{backend}, {corpus} ({result['seconds']:.0f} s)")
     print(
         f"  compression after reflection {compression:.1f}x ({totals['source']:,} -> "
-        f"{totals['memory']:,} tokens); observer alone {observer:.1f}x; summary {summary:.1f}x"
+        f"{totals['memory']:,} tokens); observer alone {observer:.1f}x; the active reflections "
+        f"alone {reflected:.1f}x; summary {summary:.1f}x"
     )
     print(f"  summary tokens at most {totals['summary_max']:,} (budget {budget:,})")
     target = 5 if corpus == "tool loop" else 3
