@@ -69,7 +69,7 @@ SCRIPTS = [
     Script("console_render", "option", ("--messages", "60", "--renders", "3")),
     Script("episodic", "option", ("--resources", "2", "--questions", "4", "--turns", "3")),
     Script("consolidation", "database-url", ("--threads", "2", "--messages", "40")),
-    Script("mcp", "option", ("--messages", "50", "--entries", "10", "--queries", "5")),
+    Script("mcp_latency", "option", ("--messages", "50", "--entries", "10", "--queries", "5")),
     Script("memory_fidelity", "option", ("--quick",)),
 ]
 

@@ -7,6 +7,7 @@ consolidation table and a search table. The replacing itself is also checked in-
 (bench/ on sys.path, as the script runs) on small made-up tables.
 """
 
+import importlib.metadata
 import json
 import os
 import re
@@ -141,3 +142,14 @@ def test_an_unknown_benchmark_is_refused_by_name(tmp_path):
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "--only: unknown benchmark(s) nope" in done.stderr
+
+
+def test_no_bench_script_shadows_an_installed_package():
+    """bench/ is put first on sys.path when a script runs (and when these tests import one): a
+    script named like an installed package (bench/mcp.py did) hides that package from every
+    module imported after it."""
+    installed = importlib.metadata.packages_distributions()
+
+    shadowing = [path.stem for path in (ROOT / "bench").glob("*.py") if path.stem in installed]
+
+    assert not shadowing, f"bench scripts named like installed packages: {shadowing}"

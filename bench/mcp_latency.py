@@ -29,9 +29,9 @@ adds <= 5 ms). The queries cycle through words of the loaded text. The client, t
 the database share the machine's CPUs.
 
 Run it:
-    .venv/bin/python bench/mcp.py [--backend sqlite|postgres|both] [--messages 2000]
+    .venv/bin/python bench/mcp_latency.py [--backend sqlite|postgres|both] [--messages 2000]
         [--entries 200] [--queries 200] [--port 8765]
-    .venv/bin/python bench/mcp.py --backend sqlite --messages 50 --entries 10 --queries 5
+    .venv/bin/python bench/mcp_latency.py --backend sqlite --messages 50 --entries 10 --queries 5
                                                                 # checks that it works
 """
 
@@ -273,7 +273,7 @@ def run_backend(backend: str, args) -> None:
                     f"  {tool}: the SDK client's own cost (client side)   {own:+5.1f} ms, of which "
                     f"its HTTP client {p50['sdk_http'] - p50['raw_sdk']:+5.1f} ms"
                 )
-                record("mcp", backend, f"{tool}, REST", "p50", rest_p50, "ms")
+                record("mcp_latency", backend, f"{tool}, REST", "p50", rest_p50, "ms")
                 ways = (
                     ("JSON-RPC POST", times["raw"]),
                     ("JSON-RPC POST as the SDK sends", times["raw_sdk"]),
@@ -282,8 +282,8 @@ def run_backend(backend: str, args) -> None:
                 for how, latencies in ways:
                     added = percentile(latencies, 50) - rest_p50
                     case = f"{tool}, MCP {how}"
-                    record("mcp", backend, case, "p50 added", added, "ms", ("<=", TARGET_MS))
-                record("mcp", backend, f"{tool}, SDK client's own", "p50", own, "ms")
+                    record("mcp_latency", backend, case, "p50 added", added, "ms", ("<=", TARGET_MS))
+                record("mcp_latency", backend, f"{tool}, SDK client's own", "p50", own, "ms")
 
 
 def main() -> None:
