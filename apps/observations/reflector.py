@@ -102,17 +102,8 @@ def _condensed(thread, active, generation, sources: list[str]) -> tuple[str, str
     if not missing and not dropped:
         return content, Method.EXTRACTIVE
     why = f"{len(missing)} identifier(s) and {len(dropped)} line(s) would go"
-    failure_record(
-        thread=thread,
-        stage=Stage.REFLECTOR,
-        generation=generation,
-        first_seq=active[0].first_seq,
-        last_seq=active[-1].last_seq,
-        model="",
-        prompt_version=extractive.PROMPT_VERSION,
-        error=f"the extractive reflection was not kept: {why}",
-        outcome="sources concatenated instead",
-    )
+    error = f"the extractive reflection was not kept: {why}"
+    _record(thread, active, generation, None, error, "sources concatenated instead")
     return extractive.observations_merge(sources), Method.CONCATENATED
 
 
@@ -160,6 +151,7 @@ def _reflect(chat: ChatModel, sources: list[str]) -> str:
 
 
 def _record(thread, active, generation, chat, error, outcome) -> None:
+    """Record a reflection that was not kept: the model's (chat), or the rules' (None)."""
     logger.warning("reflector of thread %s: %s; %s", thread.pk, error, outcome)
     failure_record(
         thread=thread,
@@ -167,8 +159,8 @@ def _record(thread, active, generation, chat, error, outcome) -> None:
         generation=generation,
         first_seq=active[0].first_seq,
         last_seq=active[-1].last_seq,
-        model=chat.model,
-        prompt_version=prompt.VERSION,
+        model=chat.model if chat else "",
+        prompt_version=prompt.VERSION if chat else extractive.PROMPT_VERSION,
         error=error,
         outcome=outcome,
     )
