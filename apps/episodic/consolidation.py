@@ -16,6 +16,8 @@ from django.utils import timezone
 
 from apps.core.errors import ApplicationError
 from apps.episodic import consolidation_fallback as fallback
+from apps.episodic.consolidation_dedupe import KnownEntries
+from apps.episodic.consolidation_extractive import batch_keep
 from apps.episodic.models import LIVE_STATUSES, ConsolidationProgress, EntryKind, EntrySource
 from apps.episodic.prompts import consolidation_create as create_memory
 from apps.episodic.prompts import consolidation_is_useful as is_useful
@@ -41,6 +43,7 @@ class Candidate:
     message: object | None = None  # the message quoted by evidence, when there is one
     evidence: str = ""
     supersedes: object | None = None  # the live entry of the scope this one updates
+    repeated_at: tuple[int, ...] = ()  # seqs of later messages that said the same
 
 
 @dataclass
@@ -54,6 +57,7 @@ class ThreadReport:
     created: int = 0
     duplicates: int = 0
     skipped: int = 0  # messages judged not worth keeping
+    repeats: int = 0  # candidates merged into another of their batch
     methods: set = field(default_factory=set)
 
     def __str__(self):
@@ -63,7 +67,7 @@ class ThreadReport:
         return (
             f"thread {self.thread_id}: messages #{self.first_seq}–#{self.last_seq} "
             f"({self.messages}) → {self.created} entries created, {self.duplicates} already "
-            f"known, {self.skipped} messages skipped [{how}]"
+            f"known, {self.repeats} repeats merged, {self.skipped} messages skipped [{how}]"
         )
 
 
@@ -84,7 +88,8 @@ def thread_consolidate(*, thread, config, chat: ChatModel | None) -> ThreadRepor
        short_term_limit); record the run's time, which the schedule's interval counts from.
     2. Take the messages K+1…boundary in batches of BATCH_MESSAGES.
     3. Judge a batch with the model (is_useful → rewrite_memory → create_memory); when there
-       is none, or it fails or answers nothing usable, with the extractive fallback.
+       is none, or it fails or answers nothing usable, with the extractive fallback, which
+       merges what repeats and leaves out what repeats an entry of the scope.
     4. Publish atomically: move K from the batch's start to its end with a conditional UPDATE
        and store the batch's entries in the same transaction. If K had moved, another run
        consolidated this range first: stop. A run killed mid-batch rolls the batch back, so
@@ -95,6 +100,7 @@ def thread_consolidate(*, thread, config, chat: ChatModel | None) -> ThreadRepor
     report = ThreadReport(thread_id=str(thread.pk))
     after = progress.consolidated_up_to
     boundary = consolidation_boundary(thread=thread, config=config)
+    known = None
     while after < boundary:
         batch = list(
             thread.messages.filter(seq__gt=after, seq__lte=boundary).order_by("seq")[
@@ -103,17 +109,22 @@ def thread_consolidate(*, thread, config, chat: ChatModel | None) -> ThreadRepor
         )
         if not batch:
             break
-        candidates, method = _judge(thread, batch, config, chat)
+        if known is None:
+            known = KnownEntries(agent=thread.agent, resource=thread.resource)
+        candidates, method, merged, known_before = _judge(thread, batch, config, chat, known)
+        report.repeats += merged
+        report.duplicates += known_before
         if not _publish(thread, after, batch, candidates, method, chat, report):
             break
         after = batch[-1].seq
     return report
 
 
-def _judge(thread, batch, config, chat) -> tuple[list[Candidate], str]:
+def _judge(thread, batch, config, chat, known) -> tuple[list[Candidate], str, int, int]:
+    """Return the batch's candidates, the method, how many merged, how many already known."""
     if chat is not None:
         try:
-            return _judge_with_model(thread, batch, config, chat), "llm"
+            return _judge_with_model(thread, batch, config, chat), "llm", 0, 0
         except LLMError as error:
             logger.warning(
                 "consolidation of thread %s #%s–#%s fell back to extraction: %s",
@@ -122,25 +133,10 @@ def _judge(thread, batch, config, chat) -> tuple[list[Candidate], str]:
                 batch[-1].seq,
                 error,
             )
-    return _judge_extractively(batch, config), "extractive"
-
-
-def _judge_extractively(batch, config) -> list[Candidate]:
-    limit = config["episodic_max_entry_length"]
-    candidates = []
-    for message in batch:
-        kept = fallback.message_keep(message)
-        if kept is not None:
-            candidates.append(
-                Candidate(
-                    content=fallback.cap_at_sentence(kept.content, limit),
-                    first_seq=message.seq,
-                    last_seq=message.seq,
-                    message=message,
-                    evidence=kept.evidence,
-                )
-            )
-    return candidates
+    candidates, merged, known_before = batch_keep(
+        thread=thread, batch=batch, config=config, known=known, candidate=Candidate
+    )
+    return candidates, "extractive", merged, known_before
 
 
 def _judge_with_model(thread, batch, config, chat) -> list[Candidate]:
@@ -278,7 +274,12 @@ def _publish(thread, after, batch, candidates, method, chat, report: ThreadRepor
                         "method": method,
                         "prompt_version": version,
                         "model": chat.model if method == "llm" else "",
-                    },
+                    }
+                    | (
+                        {"repeated_at": list(candidate.repeated_at)}
+                        if candidate.repeated_at
+                        else {}
+                    ),
                     actor=ACTOR,
                 )
             except ApplicationError as error:
@@ -287,6 +288,7 @@ def _publish(thread, after, batch, candidates, method, chat, report: ThreadRepor
             created += result.created
             duplicates += not result.created
             kept_seqs.update(range(candidate.first_seq, candidate.last_seq + 1))
+            kept_seqs.update(candidate.repeated_at)
         ConsolidationProgress.objects.filter(thread=thread).update(
             entries_made=F("entries_made") + created
         )
