@@ -75,7 +75,7 @@ _RELATION = re.compile(
 # What a request that is worth remembering asks: to change a setting, a name, an address.
 _CHANGE = re.compile(
     r"\b(?:change|set|raise|lower|remove|cancel|add|switch|move|make\s+it|keep|update|rename|"
-    r"replace|transfer|assign|unsubscribe|stop|start)\b",
+    r"replace|transfer|assign|unsubscribe|stop|start|from\s+now\s+on|always|never)\b",
     re.IGNORECASE,
 )
 _SELF = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|my|mine|we|we're|we've|we'll|our|us)\b", re.I)
