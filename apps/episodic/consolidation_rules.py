@@ -47,7 +47,11 @@ _REQUEST_START = re.compile(
     re.IGNORECASE,
 )
 _IDENTIFIER = re.compile(r"\b[\w]+(?:[-_./:@][\w]+)+\b|\d")
-_DIGIT = re.compile(r"\d")
+_DIGIT = re.compile(
+    r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|"
+    r"fifty|hundred|thousand|million)\b",
+    re.IGNORECASE,
+)
 _DATE = re.compile(
     r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|"
     r"may|june|july|august|september|october|november|december|tomorrow|tonight|yesterday|"
@@ -63,7 +67,8 @@ _MEMORABLE = re.compile(
     r"away|leave|starts?|delayed|approved|upgraded|finished|changed?|switch\w*|set|raise|"
     r"rather|instead|from\s+now\s+on|no\s+longer|anymore|quit|joined|left|hired|fired|works?\s+"
     r"(?:at|for|as|in)|responsible|runs|costs?|paid|charged|wants?|euros?|dollars?|pounds?|eur|usd|"
-    r"gbp|percent|years?\s+old|interest|salary|price|contract\w*)\b|[€$£%]",
+    r"gbp|percent|years?\s+old|interest|salary|price|contract\w*|lost|broke|broken|stuck|"
+    r"fell|fall|diagnosed|hospital|upgrade|exception|outage|incident)\b|[€$£%]",
     re.IGNORECASE,
 )
 _RELATION = re.compile(
