@@ -16,13 +16,16 @@ from django.utils import timezone
 
 from apps.core.errors import ApplicationError
 from apps.episodic import consolidation_fallback as fallback
+from apps.episodic.consolidation_answers import replaced_entries, seqs_among
 from apps.episodic.consolidation_dedupe import KnownEntries
 from apps.episodic.consolidation_extractive import batch_keep
-from apps.episodic.models import LIVE_STATUSES, ConsolidationProgress, EntryKind, EntrySource
+from apps.episodic.models import ConsolidationProgress, EntryKind, EntrySource
 from apps.episodic.prompts import consolidation_create as create_memory
 from apps.episodic.prompts import consolidation_is_useful as is_useful
 from apps.episodic.prompts import consolidation_rewrite as rewrite_memory
 from apps.episodic.services import entries_embedded_ahead, entry_create
+from apps.providers.answers import answer_problem
+from apps.providers.failures import model_failure_report
 from apps.providers.llm import ChatModel, LLMError, LLMOutputError
 from apps.search.scope import Scope
 from apps.search.selectors import query_vector, search
@@ -33,6 +36,7 @@ ACTOR = "consolidation"
 # work and a prompt stays short, large enough that the three calls are not made per message.
 BATCH_MESSAGES = 25
 SIMILAR_SHOWN = 3  # existing entries shown to create_memory beside each candidate
+_LLM_VERSION = f"{is_useful.VERSION}+{rewrite_memory.VERSION}+{create_memory.VERSION}"
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,16 @@ def _judge(thread, batch, config, chat, known) -> tuple[list[Candidate], str, in
                 batch[-1].seq,
                 error,
             )
+            model_failure_report(
+                thread=thread,
+                stage="consolidation",
+                first_seq=batch[0].seq,
+                last_seq=batch[-1].seq,
+                model=chat.model,
+                prompt_version=_LLM_VERSION,
+                error=error,
+                outcome="extractive consolidation stored instead",
+            )
     candidates, merged, known_before = batch_keep(
         thread=thread, batch=batch, config=config, known=known, candidate=Candidate
     )
@@ -142,12 +156,23 @@ def _judge(thread, batch, config, chat, known) -> tuple[list[Candidate], str, in
 def _judge_with_model(thread, batch, config, chat) -> list[Candidate]:
     by_seq = {message.seq: message for message in batch}
     answer = chat.complete_json(is_useful.is_useful_prompt(batch), required_keys=("useful",))
-    useful = _seqs(answer["useful"], by_seq, chat.model, "useful")
+    useful = seqs_among(answer["useful"], by_seq, chat.model, "useful")
     if not useful:
         return []
     kept = [by_seq[seq] for seq in sorted(useful)]
     answer = chat.complete_json(rewrite_memory.rewrite_prompt(kept), required_keys=("memories",))
     drafts = _memories(answer["memories"], set(useful), chat.model, config)
+    for draft in drafts:
+        said = "\n".join(
+            by_seq[seq].content or ""
+            for seq in range(draft.first_seq, draft.last_seq + 1)
+            if seq in useful
+        )
+        # A memory is a rewrite, not a summary: it may be longer than one short message, but
+        # it keeps every identifier and error of the messages it stands for.
+        problem = answer_problem(said, draft.content, may_grow=True)
+        if problem:
+            raise LLMOutputError(f"model {chat.model}: the memory {draft.content!r}: {problem}")
     if not drafts:
         return []
     similar = [_similar_entries(thread, draft.content) for draft in drafts]
@@ -156,44 +181,13 @@ def _judge_with_model(thread, batch, config, chat) -> list[Candidate]:
         for draft, entries in zip(drafts, similar, strict=True)
     ]
     answer = chat.complete_json(create_memory.create_prompt(shown), required_keys=("create",))
-    chosen = _seqs(answer["create"], range(len(drafts)), chat.model, "create")
-    replaced = _replaced(answer.get("supersedes"), similar, chat.model)
+    chosen = seqs_among(answer["create"], range(len(drafts)), chat.model, "create")
+    replaced = replaced_entries(answer.get("supersedes"), similar, chat.model)
     return [
         replace(draft, supersedes=replaced.get(index))
         for index, draft in enumerate(drafts)
         if index in chosen
     ]
-
-
-def _replaced(value, similar: list[list], model: str) -> dict[int, object]:
-    """Return {candidate index: entry} for the model's supersedes answer.
-
-    Only an entry shown beside that candidate, and still live, can be named; anything else is
-    ignored (the candidate is stored without replacing anything).
-    """
-    if value in (None, {}, []):
-        return {}
-    if not isinstance(value, dict):
-        raise LLMOutputError(f"model {model} answered supersedes that is not an object")
-    replaced = {}
-    for key, entry_id in value.items():
-        index = int(key) if isinstance(key, str) and key.isdigit() else None
-        if index is None or index >= len(similar) or not isinstance(entry_id, str):
-            continue
-        shown = {str(entry.pk): entry for entry in similar[index]}
-        entry = shown.get(entry_id.strip())
-        if entry is not None and entry.status in LIVE_STATUSES:
-            replaced[index] = entry
-    return replaced
-
-
-def _seqs(value, allowed, model: str, key: str) -> set[int]:
-    """Return the whole numbers of a model's list that are among allowed."""
-    if not isinstance(value, list) or not all(
-        isinstance(item, int) and not isinstance(item, bool) for item in value
-    ):
-        raise LLMOutputError(f"model {model} answered {key} that is not a list of numbers")
-    return {item for item in value if item in allowed}
 
 
 def _memories(value, useful: set[int], model: str, config) -> list[Candidate]:
@@ -239,11 +233,7 @@ def _similar_entries(thread, content: str) -> list:
 def _publish(thread, after, batch, candidates, method, chat, report: ThreadReport) -> bool:
     """Claim the batch's range and store its entries in one transaction; False if taken."""
     first, last = batch[0].seq, batch[-1].seq
-    version = (
-        f"{is_useful.VERSION}+{rewrite_memory.VERSION}+{create_memory.VERSION}"
-        if method == "llm"
-        else fallback.VERSION
-    )
+    version = _LLM_VERSION if method == "llm" else fallback.VERSION
     contents = [candidate.content for candidate in candidates]
     ahead = entries_embedded_ahead(agent=thread.agent, resource=thread.resource, contents=contents)
     with ahead, transaction.atomic():

@@ -7,7 +7,7 @@ def failure_record(
     *, thread, stage, generation, first_seq, last_seq, model, prompt_version, error, outcome
 ):
     """Keep a model's failure where operators see it (admin, thread page); return the row."""
-    return ObservationFailure.objects.create(
+    return ObservationFailure.objects.create(  # one row: no transaction needed around it
         thread=thread,
         stage=stage,
         generation=generation,
@@ -16,5 +16,22 @@ def failure_record(
         model=model,
         prompt_version=prompt_version,
         error=str(error)[:2000],
+        outcome=outcome,
+    )
+
+
+def failure_reported(
+    sender, *, thread, stage, first_seq, last_seq, model, prompt_version, error, outcome, **kwargs
+):
+    """Record a failure another memory app reported (apps.providers.failures)."""
+    failure_record(
+        thread=thread,
+        stage=stage,
+        generation=0,
+        first_seq=first_seq,
+        last_seq=last_seq,
+        model=model,
+        prompt_version=prompt_version,
+        error=error,
         outcome=outcome,
     )

@@ -142,17 +142,22 @@ def errors_dropped(source: str, answer: str) -> list[str]:
     return dropped
 
 
-def answer_problem(source: str, answer: str, *, may_grow: bool = False) -> str:
+def answer_problem(
+    source: str, answer: str, *, source_length: int | None = None, may_grow: bool = False
+) -> str:
     """Return why answer must not stand for source ("" when it may).
 
-    may_grow: the answer need not be shorter (a memory rewritten from one short message).
+    source holds what the answer must keep; source_length is the length of what the answer
+    condenses when that is not source itself (the messages behind a digest); may_grow: the
+    answer need not be shorter (a memory rewritten from one short message).
     """
     if not answer.strip():
         return "the answer is empty"
-    if not may_grow and len(answer) >= len(source):
+    length = len(source) if source_length is None else source_length
+    if not may_grow and len(answer) >= length:
         return (
             f"the answer ({len(answer)} characters) is not shorter than its source "
-            f"({len(source)} characters)"
+            f"({length} characters)"
         )
     reasons = []
     missing = identifiers_dropped(source, answer)
