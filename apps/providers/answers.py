@@ -5,9 +5,10 @@ A model's answer is used only when it is what was asked for and keeps what its s
     it ("Here is the JSON: {…} Hope it helps"); a refusal ("I can't help with that") is told
     apart from an answer that is merely not JSON;
   - answer_problem: why an answer that parsed must still not be used: it is longer than its
-    source (it did not condense), it drops an identifier of its source (ids, URLs, e-mail and
-    IP addresses, versions, numbers of two digits or more, paths), or it drops an error the
-    source reports. "" when there is none.
+    source (it did not condense; LENGTH_SLACK characters allowed), it drops an identifier of
+    its source (ids, URLs, e-mail and IP addresses, versions, numbers of two digits or more,
+    paths), or it drops an error the source reports (the failure or its identifiers). ""
+    when there is none.
 Callers record what these say as the failure's reason and keep their extractive result instead.
 """
 
@@ -57,6 +58,9 @@ _ERROR_WORD = re.compile(
     re.IGNORECASE,
 )
 _SHOWN = 10  # identifiers or error lines named in a reason
+# Characters an answer may exceed its source by: a seq reference and a label on a one-line
+# source ("[#10] Error (deploy): …"); on any source worth condensing it is noise.
+LENGTH_SLACK = 40
 
 
 def excerpt(text: str) -> str:
@@ -128,16 +132,14 @@ def identifiers_dropped(source: str, answer: str) -> list[str]:
 
 
 def errors_dropped(source: str, answer: str) -> list[str]:
-    """Return the error lines of source that answer lost: their identifiers, or any word of
-    failure when they have none."""
+    """Return the error lines of source that answer lost: an error is kept when the answer
+    says that something failed and holds every identifier of the error's line."""
     dropped = []
     mentions_failure = bool(_ERROR_WORD.search(answer))
     for line in source.splitlines():
         if not _ERROR_LINE.search(line):
             continue
-        needed = identifiers_in(line)
-        kept = all(token in answer for token in needed) if needed else mentions_failure
-        if not kept:
+        if not mentions_failure or not all(token in answer for token in identifiers_in(line)):
             dropped.append(line.strip())
     return dropped
 
@@ -154,9 +156,9 @@ def answer_problem(
     if not answer.strip():
         return "the answer is empty"
     length = len(source) if source_length is None else source_length
-    if not may_grow and len(answer) >= length:
+    if not may_grow and len(answer) > length + LENGTH_SLACK:
         return (
-            f"the answer ({len(answer)} characters) is not shorter than its source "
+            f"the answer ({len(answer)} characters) is longer than its source "
             f"({length} characters)"
         )
     reasons = []

@@ -167,7 +167,7 @@ def test_an_answer_that_keeps_every_identifier_and_error_passes():
 
 
 def test_an_answer_longer_than_its_source_is_refused():
-    assert "not shorter than its source" in answer_problem(SOURCE, SOURCE + " And more.")
+    assert "longer than its source" in answer_problem(SOURCE, SOURCE + " And more." * 10)
 
 
 def test_an_answer_that_drops_identifiers_names_them():
