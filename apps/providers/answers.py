@@ -158,8 +158,7 @@ def answer_problem(
     length = len(source) if source_length is None else source_length
     if not may_grow and len(answer) > length + LENGTH_SLACK:
         return (
-            f"the answer ({len(answer)} characters) is longer than its source "
-            f"({length} characters)"
+            f"the answer ({len(answer)} characters) is longer than its source ({length} characters)"
         )
     reasons = []
     missing = identifiers_dropped(source, answer)
