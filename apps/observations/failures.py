@@ -13,10 +13,10 @@ def failure_record(
         generation=generation,
         first_seq=first_seq,
         last_seq=last_seq,
-        model=model,
-        prompt_version=prompt_version,
+        model=model[:200],
+        prompt_version=prompt_version[:50],  # consolidation's names its three prompts
         error=str(error)[:2000],
-        outcome=outcome,
+        outcome=outcome[:200],
     )
 
 
