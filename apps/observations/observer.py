@@ -21,9 +21,13 @@ logger = logging.getLogger(__name__)
 
 # Work starts at this share of a threshold, so it is done before a request would need it.
 BUFFER_RATIO = 0.8
-# The seq reference an extractive line starts with ([#12], [#4–5]): not a fact to keep.
 _UNCUT = 10**9
-_SEQ_REF = re.compile(r"^\[#[\d–, #]+\] ", re.MULTILINE)
+# What an extractive line starts with: its seq reference ([#12], [#4–5]) and maybe the time of
+# its first message ((2026-11-27 12:17)): a pointer, not a fact an answer must repeat.
+_SEQ_REF = re.compile(
+    r"^\[#[\d–, #]+\] (?:\(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?(?:[–-][^)]*)?\) )?",
+    re.MULTILINE,
+)
 
 
 def answer_checked(answer: str, *, chunk, before: str = "", model: str) -> str:
