@@ -131,5 +131,3 @@ def test_an_observation_that_cuts_an_identifier_short_is_refused_and_kept_whole(
     assert {row.method for row in observations} == {Method.EXTRACTIVE}
     failures = ObservationFailure.objects.filter(thread_id=thread, stage="observer")
     assert failures and all(URL in failure.error for failure in failures)
-    reflection = Observation.objects.get(thread_id=thread, is_reflection=True)
-    assert URL in reflection.content
