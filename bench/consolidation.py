@@ -12,12 +12,21 @@ Prints:
   throughput         messages judged per second, and per thread the median and worst time
   rerun              the same threads again: nothing new to judge, so the cost of the check
 
+With --multisession it loads instead the labelled multi-session conversations
+(bench/data/multisession_set.json: 12 conversations of ordinary talk, 4,008 messages, one thread
+each, sessions apart in time) and prints how much consolidation keeps of ordinary conversation:
+  entries per 100 messages   consolidated entries stored per 100 messages judged (target ≤ 10)
+  labelled user turns kept   of the user turns that answer one of the set's questions (what a
+                             later conversation needed), the share an entry quotes or merged
+
 Run: .venv/bin/python bench/consolidation.py [--threads 20] [--messages 500]
      [--database-url postgres://postgres@127.0.0.1:5432/bench_consolidation]   (an empty DB)
+     .venv/bin/python bench/consolidation.py --multisession [--database-url …]
 A tiny size checks that it works: --threads 2 --messages 40
 """
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -79,9 +88,15 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=20)
     parser.add_argument("--messages", type=int, default=500)
     parser.add_argument("--database-url", default="", help="An empty database; SQLite if none.")
+    parser.add_argument(
+        "--multisession", action="store_true", help="The labelled conversations instead."
+    )
     args = parser.parse_args()
     setup_django(args.database_url)
-    run(args)
+    if args.multisession:
+        run_multisession(args)
+    else:
+        run(args)
 
 
 def setup_django(database_url: str) -> None:
@@ -149,6 +164,78 @@ def run(args) -> None:
     again, reports = consolidate_all()
     assert sum(report.created for report in reports) == 0, "a rerun created entries"
     figure("rerun per thread p50", f"{statistics.median(again) * 1000:.1f} ms (nothing new)")
+
+
+def run_multisession(args) -> None:
+    from datetime import datetime
+
+    from apps.episodic.consolidation_jobs import thread_consolidate_now
+    from apps.episodic.models import MemoryEntry
+    from apps.tenancy.services import agent_get_or_create, project_get_or_create
+    from apps.threads.selectors import thread_get
+    from apps.threads.services import MessageInput, thread_append_messages, thread_resolve_or_create
+
+    data = json.loads((ROOT / "bench" / "data" / "multisession_set.json").read_text())
+    answering = {
+        (relevant["session"], relevant["turn"])
+        for question in data["questions"]
+        for relevant in question["relevant"]
+        if relevant["grade"] == 2
+    }
+    project, _ = project_get_or_create(slug="bench-consolidation")
+    agent, _ = agent_get_or_create(project=project, slug="multisession")
+    judged = created = labelled = labelled_kept = 0
+    seconds = 0.0
+    for conversation in data["conversations"]:
+        thread, _ = thread_resolve_or_create(agent=agent, resource_id=conversation["resource"])
+        turns = [
+            (session["id"], index, turn)
+            for session in conversation["sessions"]
+            for index, turn in enumerate(session["turns"])
+        ]
+        seqs = {}
+        for start in range(0, len(turns), 100):
+            part = turns[start : start + 100]
+            items = [
+                MessageInput(
+                    role=turn["role"],
+                    content=turn["content"],
+                    name=turn.get("name", ""),
+                    created_at=datetime.fromisoformat(turn["created_at"]),
+                )
+                for _, _, turn in part
+            ]
+            stored = thread_append_messages(agent=agent, thread_id=thread.id, items=items)
+            for (session, index, _), appended in zip(part, stored, strict=True):
+                seqs[appended.message.seq] = (session, index)
+        started = time.perf_counter()
+        report = thread_consolidate_now(thread=thread_get(agent=agent, thread_id=thread.id))
+        seconds += time.perf_counter() - started
+        judged += report.messages
+        created += report.created
+        kept = set()
+        for entry in MemoryEntry.objects.filter(thread_id=thread.id, kind="consolidated"):
+            kept.add(entry.metadata.get("first_seq"))
+            kept.update(entry.metadata.get("repeated_at", []))
+        for seq, (session, index) in seqs.items():
+            turn = conversation_turn(conversation, session, index)
+            if (session, index) in answering and turn["role"] == "user" and seq <= report.last_seq:
+                labelled += 1
+                labelled_kept += seq in kept
+    per_100 = 100 * created / judged
+    figure("conversations", f"{len(data['conversations'])} ({judged} messages judged)")
+    figure("entries created", created)
+    figure("entries per 100 messages", f"{per_100:.1f}")
+    figure("labelled user turns kept", f"{labelled_kept}/{labelled}")
+    figure("throughput", f"{judged / seconds:.0f} messages/s ({seconds:.2f} s)")
+    backend = "postgres" if args.database_url.startswith("postgres") else "sqlite"
+    case = "multi-session conversations"
+    record("consolidation", backend, case, "entries per 100 messages", per_100, "", ("<=", 10))
+
+
+def conversation_turn(conversation: dict, session_id: str, index: int) -> dict:
+    session = next(s for s in conversation["sessions"] if s["id"] == session_id)
+    return session["turns"][index]
 
 
 def figure(name: str, value) -> None:

@@ -16,11 +16,16 @@ from django.utils import timezone
 
 from apps.core.errors import ApplicationError
 from apps.episodic import consolidation_fallback as fallback
-from apps.episodic.models import LIVE_STATUSES, ConsolidationProgress, EntryKind, EntrySource
+from apps.episodic.consolidation_answers import replaced_entries, seqs_among
+from apps.episodic.consolidation_dedupe import KnownEntries
+from apps.episodic.consolidation_extractive import batch_keep
+from apps.episodic.models import ConsolidationProgress, EntryKind, EntrySource
 from apps.episodic.prompts import consolidation_create as create_memory
 from apps.episodic.prompts import consolidation_is_useful as is_useful
 from apps.episodic.prompts import consolidation_rewrite as rewrite_memory
 from apps.episodic.services import entries_embedded_ahead, entry_create
+from apps.providers.answers import answer_problem
+from apps.providers.failures import model_failure_report
 from apps.providers.llm import ChatModel, LLMError, LLMOutputError
 from apps.search.scope import Scope
 from apps.search.selectors import query_vector, search
@@ -31,6 +36,7 @@ ACTOR = "consolidation"
 # work and a prompt stays short, large enough that the three calls are not made per message.
 BATCH_MESSAGES = 25
 SIMILAR_SHOWN = 3  # existing entries shown to create_memory beside each candidate
+_LLM_VERSION = f"{is_useful.VERSION}+{rewrite_memory.VERSION}+{create_memory.VERSION}"
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,7 @@ class Candidate:
     message: object | None = None  # the message quoted by evidence, when there is one
     evidence: str = ""
     supersedes: object | None = None  # the live entry of the scope this one updates
+    repeated_at: tuple[int, ...] = ()  # seqs of later messages that said the same
 
 
 @dataclass
@@ -54,6 +61,7 @@ class ThreadReport:
     created: int = 0
     duplicates: int = 0
     skipped: int = 0  # messages judged not worth keeping
+    repeats: int = 0  # candidates merged into another of their batch
     methods: set = field(default_factory=set)
 
     def __str__(self):
@@ -63,7 +71,7 @@ class ThreadReport:
         return (
             f"thread {self.thread_id}: messages #{self.first_seq}–#{self.last_seq} "
             f"({self.messages}) → {self.created} entries created, {self.duplicates} already "
-            f"known, {self.skipped} messages skipped [{how}]"
+            f"known, {self.repeats} repeats merged, {self.skipped} messages skipped [{how}]"
         )
 
 
@@ -84,7 +92,8 @@ def thread_consolidate(*, thread, config, chat: ChatModel | None) -> ThreadRepor
        short_term_limit); record the run's time, which the schedule's interval counts from.
     2. Take the messages K+1…boundary in batches of BATCH_MESSAGES.
     3. Judge a batch with the model (is_useful → rewrite_memory → create_memory); when there
-       is none, or it fails or answers nothing usable, with the extractive fallback.
+       is none, or it fails or answers nothing usable, with the extractive fallback, which
+       merges what repeats and leaves out what repeats an entry of the scope.
     4. Publish atomically: move K from the batch's start to its end with a conditional UPDATE
        and store the batch's entries in the same transaction. If K had moved, another run
        consolidated this range first: stop. A run killed mid-batch rolls the batch back, so
@@ -95,6 +104,7 @@ def thread_consolidate(*, thread, config, chat: ChatModel | None) -> ThreadRepor
     report = ThreadReport(thread_id=str(thread.pk))
     after = progress.consolidated_up_to
     boundary = consolidation_boundary(thread=thread, config=config)
+    known = None
     while after < boundary:
         batch = list(
             thread.messages.filter(seq__gt=after, seq__lte=boundary).order_by("seq")[
@@ -103,17 +113,22 @@ def thread_consolidate(*, thread, config, chat: ChatModel | None) -> ThreadRepor
         )
         if not batch:
             break
-        candidates, method = _judge(thread, batch, config, chat)
+        if known is None:
+            known = KnownEntries(agent=thread.agent, resource=thread.resource)
+        candidates, method, merged, known_before = _judge(thread, batch, config, chat, known)
+        report.repeats += merged
+        report.duplicates += known_before
         if not _publish(thread, after, batch, candidates, method, chat, report):
             break
         after = batch[-1].seq
     return report
 
 
-def _judge(thread, batch, config, chat) -> tuple[list[Candidate], str]:
+def _judge(thread, batch, config, chat, known) -> tuple[list[Candidate], str, int, int]:
+    """Return the batch's candidates, the method, how many merged, how many already known."""
     if chat is not None:
         try:
-            return _judge_with_model(thread, batch, config, chat), "llm"
+            return _judge_with_model(thread, batch, config, chat), "llm", 0, 0
         except LLMError as error:
             logger.warning(
                 "consolidation of thread %s #%s–#%s fell back to extraction: %s",
@@ -122,36 +137,42 @@ def _judge(thread, batch, config, chat) -> tuple[list[Candidate], str]:
                 batch[-1].seq,
                 error,
             )
-    return _judge_extractively(batch, config), "extractive"
-
-
-def _judge_extractively(batch, config) -> list[Candidate]:
-    limit = config["episodic_max_entry_length"]
-    candidates = []
-    for message in batch:
-        kept = fallback.message_keep(message)
-        if kept is not None:
-            candidates.append(
-                Candidate(
-                    content=fallback.cap_at_sentence(kept.content, limit),
-                    first_seq=message.seq,
-                    last_seq=message.seq,
-                    message=message,
-                    evidence=kept.evidence,
-                )
+            model_failure_report(
+                thread=thread,
+                stage="consolidation",
+                first_seq=batch[0].seq,
+                last_seq=batch[-1].seq,
+                model=chat.model,
+                prompt_version=_LLM_VERSION,
+                error=error,
+                outcome="extractive consolidation stored instead",
             )
-    return candidates
+    candidates, merged, known_before = batch_keep(
+        thread=thread, batch=batch, config=config, known=known, candidate=Candidate
+    )
+    return candidates, "extractive", merged, known_before
 
 
 def _judge_with_model(thread, batch, config, chat) -> list[Candidate]:
     by_seq = {message.seq: message for message in batch}
     answer = chat.complete_json(is_useful.is_useful_prompt(batch), required_keys=("useful",))
-    useful = _seqs(answer["useful"], by_seq, chat.model, "useful")
+    useful = seqs_among(answer["useful"], by_seq, chat.model, "useful")
     if not useful:
         return []
     kept = [by_seq[seq] for seq in sorted(useful)]
     answer = chat.complete_json(rewrite_memory.rewrite_prompt(kept), required_keys=("memories",))
     drafts = _memories(answer["memories"], set(useful), chat.model, config)
+    for draft in drafts:
+        said = "\n".join(
+            by_seq[seq].content or ""
+            for seq in range(draft.first_seq, draft.last_seq + 1)
+            if seq in useful
+        )
+        # A memory is a rewrite, not a summary: it may be longer than one short message, but
+        # it keeps every identifier and error of the messages it stands for.
+        problem = answer_problem(said, draft.content, may_grow=True)
+        if problem:
+            raise LLMOutputError(f"model {chat.model}: the memory {draft.content!r}: {problem}")
     if not drafts:
         return []
     similar = [_similar_entries(thread, draft.content) for draft in drafts]
@@ -160,44 +181,13 @@ def _judge_with_model(thread, batch, config, chat) -> list[Candidate]:
         for draft, entries in zip(drafts, similar, strict=True)
     ]
     answer = chat.complete_json(create_memory.create_prompt(shown), required_keys=("create",))
-    chosen = _seqs(answer["create"], range(len(drafts)), chat.model, "create")
-    replaced = _replaced(answer.get("supersedes"), similar, chat.model)
+    chosen = seqs_among(answer["create"], range(len(drafts)), chat.model, "create")
+    replaced = replaced_entries(answer.get("supersedes"), similar, chat.model)
     return [
         replace(draft, supersedes=replaced.get(index))
         for index, draft in enumerate(drafts)
         if index in chosen
     ]
-
-
-def _replaced(value, similar: list[list], model: str) -> dict[int, object]:
-    """Return {candidate index: entry} for the model's supersedes answer.
-
-    Only an entry shown beside that candidate, and still live, can be named; anything else is
-    ignored (the candidate is stored without replacing anything).
-    """
-    if value in (None, {}, []):
-        return {}
-    if not isinstance(value, dict):
-        raise LLMOutputError(f"model {model} answered supersedes that is not an object")
-    replaced = {}
-    for key, entry_id in value.items():
-        index = int(key) if isinstance(key, str) and key.isdigit() else None
-        if index is None or index >= len(similar) or not isinstance(entry_id, str):
-            continue
-        shown = {str(entry.pk): entry for entry in similar[index]}
-        entry = shown.get(entry_id.strip())
-        if entry is not None and entry.status in LIVE_STATUSES:
-            replaced[index] = entry
-    return replaced
-
-
-def _seqs(value, allowed, model: str, key: str) -> set[int]:
-    """Return the whole numbers of a model's list that are among allowed."""
-    if not isinstance(value, list) or not all(
-        isinstance(item, int) and not isinstance(item, bool) for item in value
-    ):
-        raise LLMOutputError(f"model {model} answered {key} that is not a list of numbers")
-    return {item for item in value if item in allowed}
 
 
 def _memories(value, useful: set[int], model: str, config) -> list[Candidate]:
@@ -243,11 +233,7 @@ def _similar_entries(thread, content: str) -> list:
 def _publish(thread, after, batch, candidates, method, chat, report: ThreadReport) -> bool:
     """Claim the batch's range and store its entries in one transaction; False if taken."""
     first, last = batch[0].seq, batch[-1].seq
-    version = (
-        f"{is_useful.VERSION}+{rewrite_memory.VERSION}+{create_memory.VERSION}"
-        if method == "llm"
-        else fallback.VERSION
-    )
+    version = _LLM_VERSION if method == "llm" else fallback.VERSION
     contents = [candidate.content for candidate in candidates]
     ahead = entries_embedded_ahead(agent=thread.agent, resource=thread.resource, contents=contents)
     with ahead, transaction.atomic():
@@ -278,7 +264,12 @@ def _publish(thread, after, batch, candidates, method, chat, report: ThreadRepor
                         "method": method,
                         "prompt_version": version,
                         "model": chat.model if method == "llm" else "",
-                    },
+                    }
+                    | (
+                        {"repeated_at": list(candidate.repeated_at)}
+                        if candidate.repeated_at
+                        else {}
+                    ),
                     actor=ACTOR,
                 )
             except ApplicationError as error:
@@ -287,6 +278,7 @@ def _publish(thread, after, batch, candidates, method, chat, report: ThreadRepor
             created += result.created
             duplicates += not result.created
             kept_seqs.update(range(candidate.first_seq, candidate.last_seq + 1))
+            kept_seqs.update(candidate.repeated_at)
         ConsolidationProgress.objects.filter(thread=thread).update(
             entries_made=F("entries_made") + created
         )

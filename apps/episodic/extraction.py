@@ -30,7 +30,9 @@ from apps.episodic.services import entry_create
 from apps.jobs.registry import job_handler
 from apps.jobs.services import job_enqueue, job_progress
 from apps.memconfig.selectors import config_effective
+from apps.providers.answers import identifiers_dropped
 from apps.providers.endpoint import NO_ENDPOINT_REASON, endpoint_configured
+from apps.providers.failures import model_failure_report
 from apps.providers.llm import ChatModel, LLMError, LLMOutputError, chat_model_for
 from apps.threads.models import Kind, Message, Role
 from apps.threads.selectors import thread_for_operator
@@ -138,12 +140,14 @@ def turn_extract(*, thread, last_seq: int, job_id=None) -> ExtractionRun | None:
     run.first_seq = turn[0].seq if turn else last_seq
     try:
         proposals = _ask(chat, thread, turn)
-    except LLMOutputError as error:  # malformed JSON: one rejection, nothing stored
+    except LLMOutputError as error:  # malformed, cut, refused or empty: nothing stored
         proposals = []
         _reject(run, "", f"malformed answer: {error}")
+        _report(run, thread, error, "nothing extracted from this turn; consolidation reads it")
     except LLMError as error:
         run.status, run.error = ExtractionStatus.FAILED, str(error)[:2000]
         run.save()
+        _report(run, thread, error, "the job retries the turn")
         raise  # the job retries a failed call; the next attempt takes the run over
     _store(run, thread, turn, proposals, config)
     run.status = ExtractionStatus.DONE
@@ -214,6 +218,11 @@ def _store(run, thread, turn, proposals, config) -> None:
     accepted = []
     for raw in proposals:
         checked = proposal_check(raw, turn, thread=thread)
+        if not isinstance(checked, str) and (
+            lost := identifiers_dropped(checked.evidence, checked.content)
+        ):
+            # An entry must keep the ids, numbers and addresses of the words it quotes.
+            checked = f"content drops {', '.join(lost[:10])} of its evidence"
         if isinstance(checked, str):
             _reject(run, raw.get("source") if isinstance(raw, dict) else "", checked)
         elif len(accepted) >= limit:
@@ -243,6 +252,19 @@ def _store(run, thread, turn, proposals, config) -> None:
             run.stored += 1
         else:
             run.duplicates += 1
+
+
+def _report(run, thread, error, outcome: str) -> None:
+    model_failure_report(
+        thread=thread,
+        stage="extraction",
+        first_seq=run.first_seq,
+        last_seq=run.last_seq,
+        model=run.model,
+        prompt_version=run.prompt_version,
+        error=error,
+        outcome=outcome,
+    )
 
 
 def _reject(run, source, reason: str) -> None:

@@ -10,7 +10,7 @@ from apps.observations.chunks import message_chunks
 from apps.observations.condense import condense_within
 from apps.observations.failures import failure_record
 from apps.observations.models import Method, Stage, ThreadSummary
-from apps.observations.observer import BUFFER_RATIO
+from apps.observations.observer import BUFFER_RATIO, answer_checked
 from apps.observations.prompts import compaction as prompt
 from apps.providers.llm import ChatModel, LLMError, LLMOutputError
 from apps.providers.tokens import count_tokens
@@ -42,7 +42,8 @@ def thread_compact(*, thread, config, chat: ChatModel | None) -> list[ThreadSumm
        compaction_budget_tokens.
     2. Take the messages c+1… up to the recent window in chunks of at most half the budget.
     3. Compute the next summary from the last one and the chunk: the model's, or when there is
-       none or it fails (recorded), the last summary followed by the chunk's extractive digest.
+       none, it fails, or its answer drops a fact of either or does not condense them
+       (observer.answer_checked; recorded), the extractive summary.
     4. Publish: store version v+1. The (thread, version) constraint is the claim: if another
        job stored v+1 first, stop. Raw messages are never touched.
     """
@@ -79,7 +80,8 @@ def _summarise(thread, summary, chunk, chat, budget: int) -> tuple[str, str]:
             text = answer["summary"]
             if not isinstance(text, str) or not text.strip():
                 raise LLMOutputError(f"model {chat.model} answered an empty or non-text summary")
-            return text.strip(), Method.LLM
+            checked = answer_checked(text.strip(), chunk=chunk, before=previous, model=chat.model)
+            return checked, Method.LLM
         except LLMError as error:
             logger.warning("compaction of thread %s fell back to extraction: %s", thread.pk, error)
             failure_record(

@@ -99,6 +99,8 @@ class Stage(models.TextChoices):
     OBSERVER = "observer"
     REFLECTOR = "reflector"
     COMPACTION = "compaction"
+    CONSOLIDATION = "consolidation"  # reported by episodic (apps.providers.failures)
+    EXTRACTION = "extraction"
 
 
 class ObservationFailure(BaseModel):

@@ -1,6 +1,7 @@
 """The Observer: compress a thread's oldest unobserved messages into observations."""
 
 import logging
+import re
 
 from django.db import transaction
 from django.db.models import F
@@ -11,13 +12,37 @@ from apps.observations.chunks import message_chunks
 from apps.observations.failures import failure_record
 from apps.observations.models import Method, Observation, ObservationProgress, Stage
 from apps.observations.prompts import observer as prompt
+from apps.providers.answers import answer_problem
 from apps.providers.llm import ChatModel, LLMError, LLMOutputError
 from apps.providers.tokens import count_tokens
+from apps.providers.transcript import render_messages
 
 logger = logging.getLogger(__name__)
 
 # Work starts at this share of a threshold, so it is done before a request would need it.
 BUFFER_RATIO = 0.8
+_UNCUT = 10**9
+# What an extractive line starts with: its seq reference ([#12], [#4–5]) and maybe the time of
+# its first message ((2026-11-27 12:17)): a pointer, not a fact an answer must repeat.
+_SEQ_REF = re.compile(
+    r"^\[#[\d–, #]+\] (?:\(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?(?:[–-][^)]*)?\) )?",
+    re.MULTILINE,
+)
+
+
+def answer_checked(answer: str, *, chunk, before: str = "", model: str) -> str:
+    """Return a model's observations or summary of chunk if it may stand for it; else raise.
+
+    What the answer must keep is what the extractive digest of chunk keeps (identifiers whole,
+    every error) and what `before` (a summary it rolls forward) holds; it must be shorter than
+    `before` and the messages together (apps.providers.answers).
+    """
+    facts = _SEQ_REF.sub("", f"{before}\n{extractive.messages_digest(chunk)}")
+    shown = render_messages(chunk, max_chars=_UNCUT)  # the messages as the prompt shows them
+    problem = answer_problem(facts, answer, source_length=len(before) + len(shown))
+    if problem:
+        raise LLMOutputError(f"model {model}: {problem}")
+    return answer
 
 
 def progress_get(*, thread) -> ObservationProgress:
@@ -44,8 +69,9 @@ def thread_observe(*, thread, config, chat: ChatModel | None) -> list[Observatio
        unobserved tokens reach BUFFER_RATIO of observer_message_tokens.
     2. Take the messages K+1… up to the window in chunks of at most observer_message_tokens
        (a larger message is a chunk alone).
-    3. Compute a chunk's observations with the model; when there is none, or it fails or
-       answers nothing usable, with the extractive digest (the failure is recorded).
+    3. Compute a chunk's observations with the model; when there is none, or it fails, answers
+       nothing usable, or an answer that drops a fact of the chunk or does not condense it
+       (answer_checked), with the extractive digest (the failure is recorded).
     4. Publish atomically: move K from the chunk's start to its end with a conditional UPDATE,
        then store the row. If K had moved, another job observed this range first: stop.
     """
@@ -81,7 +107,8 @@ def _observe(thread, chunk, chat, generation) -> tuple[str, str]:
             answer = chat.complete_json(
                 prompt.observer_prompt(chunk), required_keys=("observations",)
             )
-            return _observations_text(answer, chat.model), Method.LLM
+            text = _observations_text(answer, chat.model)
+            return answer_checked(text, chunk=chunk, model=chat.model), Method.LLM
         except LLMError as error:
             logger.warning("observer of thread %s fell back to extraction: %s", thread.pk, error)
             failure_record(

@@ -46,8 +46,8 @@ def thread_reflect(*, thread, config, chat: ChatModel | None) -> Observation | N
        A failed, empty or malformed answer is recorded and the old generation kept (stop).
     3. Check it: every identifier (ids, URLs, file names, numbers) of S and of the uncut digest
        of the messages S covers must be in it (an observation may hold one cut short), and
-       every error line and decision in substance (extractive.essentials_dropped), or it falls
-       back to S's text, concatenated with repeats merged (the drop is recorded).
+       every error line and decision in substance (extractive.essentials_dropped), and it must
+       be shorter than S, or it falls back to S's text merged extractively (recorded).
     4. Publish atomically: move the generation from G to G+1 with a conditional UPDATE, store
        the reflection (G+1, seq 1…last of S) and point every row of S at it. If G had moved or a
        row of S was superseded meanwhile, another job reflected first: roll back.
@@ -72,10 +72,12 @@ def thread_reflect(*, thread, config, chat: ChatModel | None) -> Observation | N
         missing = {token for token in required if "…" not in token}
         missing -= extractive.identifiers_in(content)
         dropped = extractive.essentials_dropped(text, content)
-        if missing or dropped:
+        longer = len(content) >= len(text)
+        if missing or dropped or longer:
             shown = "; ".join(
                 [", ".join(sorted(missing)[:20])] * bool(missing)
                 + [f"the line {line[:120]!r}" for line in dropped[:5]]
+                + [f"nothing: it is not shorter than its sources ({len(text)} characters)"] * longer
             )
             _record(
                 thread,

@@ -3,8 +3,9 @@
 It is a real HTTP server in a daemon thread, so the real openai client talks to it unchanged:
   POST /v1/embeddings         vectors from HashEmbedder, of the requested dimensions (1536 unless
                               asked); text-embedding-ada-002 refuses `dimensions`, as OpenAI does
-  POST /v1/chat/completions   answers queued with script() (text or tool calls), else a
-                              deterministic echo
+  POST /v1/chat/completions   answers queued with script() (text, tool calls, or a choice as
+                              a model may give it: cut at its token limit, refused, empty),
+                              else a deterministic echo
 Tests inject faults with fail_next() and delay(), and read what arrived from requests.
 """
 
@@ -31,7 +32,9 @@ _ECHO_CHARS = 200
 _NO_DIMENSIONS_MODELS = {"text-embedding-ada-002"}
 
 # A chat answer: its text, or {"tool_calls": [{"id", "name", "arguments"}]} for a model that
-# calls tools, or a callable taking the request body and returning either.
+# calls tools, or a choice {"content": text or None, "finish_reason": "length" | "stop" |
+# "content_filter", "refusal": text} for a model that stops short or declines, or a callable
+# taking the request body and returning any of these.
 Answer = str | dict | Callable[[dict], str | dict]
 # Retry-After on scripted failures, in seconds: see fail_next().
 FAILURE_RETRY_AFTER = 0.001
@@ -210,9 +213,15 @@ class FakeOpenAIServer:
             answer = _echo(body)
         prompt = sum(count_message_tokens(_text(m.get("content"))) for m in messages)
         message, finish = {"role": "assistant", "content": answer}, "stop"
-        if isinstance(answer, dict):
+        if isinstance(answer, dict) and "tool_calls" in answer:
             message, finish = _tool_calls(answer["tool_calls"]), "tool_calls"
             answer = json.dumps(answer["tool_calls"])
+        elif isinstance(answer, dict):
+            message = {"role": "assistant", "content": answer.get("content")}
+            if answer.get("refusal") is not None:
+                message["refusal"] = answer["refusal"]
+            finish = answer.get("finish_reason", "stop")
+            answer = answer.get("content") or ""
         completion = count_tokens(answer)
         return 200, {
             "id": f"chatcmpl-fake-{number}",

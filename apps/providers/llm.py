@@ -7,8 +7,6 @@ runs fully offline. When it returns a ChatModel, calls raise LLMError on failure
 when the answer is not the structured output asked for); callers may fall back the same way.
 """
 
-import json
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
@@ -16,27 +14,21 @@ from typing import Protocol
 import openai
 
 from apps.core.metrics import llm_call_record
+from apps.providers.answers import excerpt, json_answer
 from apps.providers.api_errors import describe_api_error
 from apps.providers.endpoint import endpoint_configured, endpoint_options
+from apps.providers.errors import LLMError, LLMOutputError, LLMRefusal, LLMTruncated
 
-_FENCED = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
-_EXCERPT_CHARS = 200
-_JSON_TYPES = {
-    list: "array",
-    str: "string",
-    int: "number",
-    float: "number",
-    bool: "boolean",
-    type(None): "null",
-}
-
-
-class LLMError(Exception):
-    """A chat model call failed; the message says what to fix."""
-
-
-class LLMOutputError(LLMError):
-    """The model answered, but not with the structured output asked for."""
+__all__ = [
+    "ChatModel",
+    "LLMError",
+    "LLMOutputError",
+    "LLMRefusal",
+    "LLMTruncated",
+    "OpenAIChatModel",
+    "chat_model_for",
+    "json_object_parse",
+]
 
 
 class ChatModel(Protocol):
@@ -49,39 +41,9 @@ class ChatModel(Protocol):
         """Return the model's answer as a JSON object holding every required key."""
 
 
-def _excerpt(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _EXCERPT_CHARS else flat[:_EXCERPT_CHARS] + "…"
-
-
-def _json_load(text: str):
-    """Return the JSON value of text, else of its first ``` fence; raise JSONDecodeError."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        fenced = _FENCED.search(text)
-        if fenced is None:
-            raise
-        return json.loads(fenced.group(1))
-
-
 def json_object_parse(text: str, *, model: str, required_keys: tuple[str, ...] = ()) -> dict:
-    """Parse a model's answer as a JSON object, bare or in a ```json fence, with required keys."""
-    try:
-        value = _json_load(text)
-    except json.JSONDecodeError:
-        raise LLMOutputError(f"model {model} did not answer JSON: {_excerpt(text)!r}") from None
-    if not isinstance(value, dict):
-        kind = _JSON_TYPES.get(type(value), type(value).__name__)
-        raise LLMOutputError(
-            f"model {model} answered a JSON {kind}, not an object: {_excerpt(text)!r}"
-        )
-    missing = [key for key in required_keys if key not in value]
-    if missing:
-        raise LLMOutputError(
-            f"model {model} left out {', '.join(missing)} from its answer: {_excerpt(text)!r}"
-        )
-    return value
+    """Parse a model's answer as a JSON object (see answers.json_answer), with required keys."""
+    return json_answer(text, model=model, required_keys=required_keys)
 
 
 class OpenAIChatModel:
@@ -149,13 +111,35 @@ class OpenAIChatModel:
             return text
 
     def _create(self, messages: list[dict], **extra) -> str:
+        """Return the answer's text; raise when it is cut, refused or empty.
+
+        1. No choice, or a choice with no text: LLMOutputError (a refusal: LLMRefusal).
+        2. finish_reason "length": the answer stopped at the token limit, so a JSON answer is
+           cut mid-way and a text one lacks its end: LLMTruncated, never used as it is.
+        3. finish_reason "content_filter", or the refusal field set: LLMRefusal.
+        4. Only white space: LLMOutputError.
+        """
         response = self._client.chat.completions.create(
             model=self.model, messages=messages, temperature=0, **extra
         )
-        if not response.choices or response.choices[0].message.content is None:
-            reason = response.choices[0].finish_reason if response.choices else "no choices"
-            raise LLMOutputError(f"model {self.model} answered no text ({reason})")
-        return response.choices[0].message.content
+        if not response.choices:
+            raise LLMOutputError(f"model {self.model} answered no choices")
+        choice = response.choices[0]
+        text = choice.message.content
+        refusal = getattr(choice.message, "refusal", None)
+        if refusal or choice.finish_reason == "content_filter":
+            said = excerpt(refusal or text or "")
+            raise LLMRefusal(f"model {self.model} refused ({choice.finish_reason}): {said!r}")
+        if choice.finish_reason == "length":
+            raise LLMTruncated(
+                f"model {self.model} was cut at its token limit (finish_reason length) after "
+                f"{len(text or '')} characters: {excerpt(text or '')!r}"
+            )
+        if text is None or not text.strip():
+            raise LLMOutputError(
+                f"model {self.model} answered no text (finish_reason {choice.finish_reason})"
+            )
+        return text
 
     def _error(self, error: openai.APIError) -> LLMError:
         return LLMError(

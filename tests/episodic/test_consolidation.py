@@ -46,7 +46,9 @@ def conversation(count: int) -> list[dict]:
     for index in range(count):
         match index % 4:
             case 0:
-                text = f"{STATEMENTS[(index // 4) % len(STATEMENTS)]} See ticket T-{index}."
+                text = (
+                    f"{STATEMENTS[(index // 4) % len(STATEMENTS)]} Ticket T-{index} is due Friday."
+                )
                 messages.append({"role": "user", "content": text})
             case 1:
                 messages.append({"role": "assistant", "content": "Got it, thanks!"})
@@ -81,13 +83,13 @@ def test_it_turns_statements_outside_the_window_into_consolidated_entries(alice)
     report = consolidate(thread)
 
     # 30 messages, the last 10 stay short-term: #1–#20 are judged; user statements are at
-    # #1, #5, #9, #13, #17.
+    # #1, #5, #9, #13, #17 (#17 repeats #1's statement, but names another ticket).
     assert (report.first_seq, report.last_seq, report.messages) == (1, 20, 20)
     entries = list(entries_of(thread))
     assert [e.metadata["first_seq"] for e in entries] == [1, 5, 9, 13, 17]
     assert all(e.source == "consolidation" and e.status == "pending" for e in entries)
     assert all(e.resource.external_id == "dana" for e in entries)
-    assert entries[0].content == f"The user said: {STATEMENTS[0]} See ticket T-0."
+    assert entries[0].content == f"The user said: {STATEMENTS[0]} Ticket T-0 is due Friday."
     assert entries[0].evidence in entries[0].message.content
     assert entries[0].metadata["method"] == "extractive"
     progress = ConsolidationProgress.objects.get(thread=thread)

@@ -60,10 +60,10 @@ def test_each_compaction_is_a_new_version_that_rolls_the_last_one_forward(alice)
 
 
 def test_the_model_summarises_from_the_last_summary_and_the_new_messages(alice, llm):
-    llm.script(
-        json.dumps({"summary": "Shipped ord-01 … ord-81."}),
-        json.dumps({"summary": "Shipped ord-01 … ord-151."}),
-    )
+    # A summary keeps every identifier of what it condenses, or it is refused.
+    first = "Shipped " + ", ".join(f"ord-{i}1" for i in range(9)) + "."
+    second = "Shipped " + ", ".join(f"ord-{i}1" for i in range(16)) + "."
+    llm.script(json.dumps({"summary": first}), json.dumps({"summary": second}))
     configure(
         alice,
         context_strategy="compaction",
@@ -78,12 +78,12 @@ def test_the_model_summarises_from_the_last_summary_and_the_new_messages(alice, 
     # 16 messages to fold, at most 1000 tokens at a time: #1–#9, then #10–#16 over the first.
     latest = summary_latest(thread=thread_get(agent=alice.agent, thread_id=thread))
     assert (latest.version, latest.covers_up_to_seq) == (2, 16)
-    assert latest.content == "Shipped ord-01 … ord-151."
+    assert latest.content == second
     assert (latest.model, latest.prompt_version) == ("summary-model", compaction.VERSION)
     first_body, second_body = llm.bodies("/v1/chat/completions")
     assert first_body["model"] == "summary-model"
     assert second_body["messages"][1]["content"].startswith(
-        "Current summary:\nShipped ord-01 … ord-81.\n\nMessages #10–#16"
+        f"Current summary:\n{first}\n\nMessages #10–#16"
     )
 
 

@@ -71,7 +71,8 @@ def test_it_observes_a_message_larger_than_the_threshold_alone(alice):
 
 
 def test_it_stores_the_models_observations_with_its_name_and_prompt_version(alice, llm):
-    llm.script(json.dumps({"observations": ["[#1–2] Asked for the Q3 report.", "Sent it."]}))
+    # Observations keep every identifier of their messages (here the number 10), or are refused.
+    llm.script(json.dumps({"observations": ["[#1–11] Asked for Q3 report 0 to 10.", "Sent it."]}))
     configure(alice, observer_message_tokens=100, recent_window=1, observer_model="obs-model")
     thread = alice.new_thread()["id"]
     alice.append(thread, *[{"role": "user", "content": f"Q3 report {i}"} for i in range(12)])
@@ -79,7 +80,7 @@ def test_it_stores_the_models_observations_with_its_name_and_prompt_version(alic
     job_run_pending()
 
     row = Observation.objects.get(thread_id=thread)
-    assert row.content == "[#1–2] Asked for the Q3 report.\nSent it."
+    assert row.content == "[#1–11] Asked for Q3 report 0 to 10.\nSent it."
     assert (row.method, row.model, row.prompt_version) == (Method.LLM, "obs-model", "observer-1")
     body = llm.bodies("/v1/chat/completions")[0]
     assert body["model"] == "obs-model"

@@ -1,6 +1,7 @@
 """A reflection replaces observations only when it is whole; otherwise memory stays as it was."""
 
 import json
+import re
 
 import pytest
 
@@ -14,11 +15,13 @@ from tests.observations.conftest import configure, system_text, user_text, words
 
 
 def model(reflection):
-    """A fake model that echoes what it observes and answers reflections with `reflection`."""
+    """A fake model that echoes what it observes with each filler word shortened (one token
+    still, fewer characters: an observation must be shorter than its messages), and answers
+    reflections with `reflection`."""
 
     def answer(body):
         if system_text(body) == observer.SYSTEM:
-            return json.dumps({"observations": [user_text(body)]})
+            return json.dumps({"observations": [re.sub(r"\bnote\b", "n", user_text(body))]})
         assert system_text(body) == reflector.SYSTEM
         return reflection(body) if callable(reflection) else reflection
 

@@ -108,7 +108,7 @@ def _cutting_model(body) -> str:
     return json.dumps({"reflection": " ".join(sorted(extractive.identifiers_in(text)))})
 
 
-def test_the_reflector_notices_an_identifier_the_observations_held_cut_short(alice, llm):
+def test_an_observation_that_cuts_an_identifier_short_is_refused_and_kept_whole(alice, llm):
     llm.script(*[_cutting_model] * 50)
     configure(
         alice, observer_message_tokens=1000, reflector_observation_tokens=500, recent_window=2
@@ -124,12 +124,10 @@ def test_the_reflector_notices_an_identifier_the_observations_held_cut_short(ali
 
     job_run_pending()
 
-    assert URL not in "".join(
-        Observation.objects.filter(thread_id=thread, is_reflection=False).values_list(
-            "content", flat=True
-        )
-    )
-    reflection = Observation.objects.get(thread_id=thread, is_reflection=True)
-    assert reflection.method == Method.CONCATENATED
-    failure = ObservationFailure.objects.get(thread_id=thread, stage="reflector")
-    assert URL in failure.error and failure.outcome == "sources concatenated instead"
+    # The observer refuses an answer that drops an identifier of its messages (the cut URL):
+    # the extractive observations, which keep it whole, are stored instead.
+    observations = Observation.objects.filter(thread_id=thread, is_reflection=False)
+    assert all(URL in row.content for row in observations)
+    assert {row.method for row in observations} == {Method.EXTRACTIVE}
+    failures = ObservationFailure.objects.filter(thread_id=thread, stage="observer")
+    assert failures and all(URL in failure.error for failure in failures)

@@ -20,7 +20,7 @@ from apps.threads.models import Thread
 from tests.conftest import make_actor
 from tests.processes import start_run_worker, wait_until, worker_env
 
-ANSWER = json.dumps({"observations": ["[#1–11] Asked for the Q3 report twelve times."]})
+ANSWER = json.dumps({"observations": ["[#1–11] Asked for Q3 report 0 to 10, eleven times."]})
 
 
 def test_a_killed_worker_mid_observation_leaves_nothing_and_a_restart_observes_once(
@@ -72,7 +72,7 @@ def test_a_killed_worker_mid_observation_leaves_nothing_and_a_restart_observes_o
 
     rows = Observation.objects.filter(thread=thread)
     assert [(row.first_seq, row.last_seq, row.content) for row in rows] == [
-        (1, 11, "[#1–11] Asked for the Q3 report twelve times.")
+        (1, 11, "[#1–11] Asked for Q3 report 0 to 10, eleven times.")
     ]
     assert observed_up_to(thread=thread) == 11
     assert Job.objects.get(pk=job.pk).attempts == 2
