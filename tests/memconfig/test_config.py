@@ -52,6 +52,11 @@ SEED_DEFAULTS = {
     "episodic_max_entry_length": 1000,
     "episodic_max_entries_per_turn": 3,
     "episodic_approval_required": True,
+    "episodic_approval_agent_proposals": "moderator",
+    "episodic_approval_extraction": "moderator",
+    "episodic_approval_consolidation": "moderator",
+    "episodic_approval_memory_actions": "moderator",
+    "episodic_approval_api": "moderator",
     "episodic_extraction_enabled": True,
     "extraction_model": "",
     "consolidation_interval_seconds": 300,
@@ -219,7 +224,8 @@ def test_the_management_command_sets_and_shows_values(alice, capsys):
 
 
 def test_the_readme_documents_every_memory_variable():
-    text = README.read_text()
+    # The approval rules are listed with their meaning in docs/moderation.md.
+    text = README.read_text() + (README.parent / "docs" / "moderation.md").read_text()
 
     missing = [setting.env_var for setting in SETTINGS if f"`{setting.env_var}`" not in text]
 

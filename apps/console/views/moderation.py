@@ -19,11 +19,14 @@ from django.views.decorators.http import require_POST
 
 from apps.console.pages import paginate, query_without_page, render_page_or_fragment
 from apps.console.roles import MODERATOR, actor, role_required
+from apps.console.views.moderation_rules import approval_rules
 from apps.console.views.moderation_turn import TurnLine, turn_with_evidence
 from apps.core.errors import ApplicationError, NotFound
+from apps.episodic.approval import ORIGINS
 from apps.episodic.edits import entry_edit_approve
 from apps.episodic.extraction import extraction_state
 from apps.episodic.models import EntryStatus, MemoryEntry
+from apps.episodic.queue import AGE_LABELS, SORTS, entry_queue
 from apps.episodic.selectors import (
     SimilarEntries,
     entry_browse,
@@ -39,10 +42,39 @@ from apps.tenancy.selectors import agent_list
 BULK_VERBS = {"approve": "Approved", "reject": "Rejected", "delete": "Deleted"}
 
 
+def _unknown(name: str) -> dict:
+    return {
+        "invalid_choice": f"{name}: %(value)s is not one of the choices; pick one from the list."
+    }
+
+
 class EntryFilterForm(forms.Form):
-    agent = forms.ModelChoiceField(queryset=agent_list(), required=False, empty_label="any")
+    source = forms.ChoiceField(
+        choices=[("", "any"), *((key, what) for key, (_, what) in ORIGINS.items())],
+        required=False,
+        error_messages=_unknown("source"),
+    )
+    agent = forms.ModelChoiceField(
+        queryset=agent_list(),
+        required=False,
+        empty_label="any",
+        error_messages={"invalid_choice": "agent: no such agent; pick one from the list."},
+    )
     resource = forms.CharField(required=False, max_length=200, label="Resource id")
-    status = forms.ChoiceField(choices=[("", "any"), *EntryStatus.choices], required=False)
+    status = forms.ChoiceField(
+        choices=[("", "any"), *EntryStatus.choices],
+        required=False,
+        error_messages=_unknown("status"),
+    )
+    age = forms.ChoiceField(
+        choices=[("", "any"), *AGE_LABELS.items()], required=False, error_messages=_unknown("age")
+    )
+    sort = forms.ChoiceField(
+        choices=[(key, key.replace("-", " ")) for key in SORTS],
+        required=False,
+        label="Sort by",
+        error_messages=_unknown("sort"),
+    )
 
 
 class EntryEditForm(forms.Form):
@@ -73,7 +105,7 @@ class EntryRow:
     entry: MemoryEntry
     turn: list[TurnLine]  # the messages around the evidence, the evidence marked in its own
     evidence_found: bool
-    similar: SimilarEntries
+    similar: SimilarEntries | None  # None: loaded on demand
 
 
 @dataclass
@@ -108,12 +140,16 @@ def moderation(request):
         if not request.htmx:
             return redirect(_back(request))
     form, filters = _filters(request)
-    page = paginate(request, entry_browse(**filters))
+    page = paginate(request, entry_queue(**filters))
     context = {
         "form": form,
+        "filters_valid": not form.errors,
         "page": page,
-        "rows": [_row(entry) for entry in page],
+        # Similar entries load with each row as it scrolls into view (moderation_more.py):
+        # finding them embeds the entry's text, ~7 ms a row with a local model, more remotely.
+        "rows": [_row(entry, similar=False) for entry in page],
         "status": filters["status"],
+        "queue_count": page.paginator.count,
         "query": query_without_page(request),
         "back": _query_string(request),
         "pending_count": entry_pending_count(),
@@ -121,6 +157,7 @@ def moderation(request):
     }
     if not request.htmx:
         context["extraction"] = _extraction_overview()
+        context["rules"] = approval_rules()
     return render_page_or_fragment(request, "console/moderation/list.html", "entry-list", context)
 
 
@@ -225,12 +262,15 @@ def _answer(request, entry):
 
 
 def _oob(request, entry_id, status: str) -> dict:
-    """What an htmx action also updates: the pending count, and this entry's similar badges
-    in the rows that show it (sent by the action form as `shown`)."""
+    """What an htmx action also updates: the pending count, the count of the queue as filtered,
+    and this entry's similar badges in the rows that show it (sent by the form as `shown`)."""
     shown = set(request.POST.getlist("shown"))
+    form, filters = _filters(request)
     return {
         "oob_pending": True,
         "pending_count": entry_pending_count(),
+        "queue_count": entry_queue(**filters).count() if not form.errors else None,
+        "status": filters["status"],
         "oob_badge": {"id": entry_id, "status": status} if str(entry_id) in shown else None,
     }
 
@@ -242,13 +282,14 @@ def _render_row(request, entry, edit_form=None, oob=None):
     return render(request, "console/moderation/detail.html", context)
 
 
-def _row(entry: MemoryEntry) -> EntryRow:
+def _row(entry: MemoryEntry, similar: bool = True) -> EntryRow:
     turn, found = turn_with_evidence(entry)
-    return EntryRow(entry, turn, found, entry_similar(entry=entry))
+    return EntryRow(entry, turn, found, entry_similar(entry=entry) if similar else None)
 
 
 def _filters(request) -> tuple[EntryFilterForm, dict]:
-    """The filter form and the selector's arguments; no status parameter means pending."""
+    """The filter form and the selector's arguments; no status parameter means pending. An
+    invalid field shows its error and filters nothing; bulk actions refuse to run then."""
     data = request.GET.copy()
     data.setdefault("status", EntryStatus.PENDING)
     form = EntryFilterForm(data)
@@ -259,6 +300,9 @@ def _filters(request) -> tuple[EntryFilterForm, dict]:
         "agent_id": agent.id if agent else None,
         "resource": cleaned.get("resource", ""),
         "status": cleaned.get("status", EntryStatus.PENDING) or None,
+        "origin": cleaned.get("source", ""),
+        "age": cleaned.get("age", ""),
+        "sort": cleaned.get("sort", "") or "newest",
     }
 
 
