@@ -11,7 +11,6 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.utils.html import format_html
-from django.views.decorators.http import require_POST
 
 from apps.console.roles import MODERATOR, actor, role_required
 from apps.console.views.moderation import _entries, _entry, _filters, _query_string
@@ -26,11 +25,20 @@ VERBS = {"approve": "Approved", "reject": "Rejected"}
 
 
 @role_required(MODERATOR)
-@require_POST
 def moderation_matching(request):
-    """Approve or reject every pending entry the list's filters (its query string) match."""
-    action = request.POST.get("action", "")
+    """GET: how many pending entries the filters (the query string) match, with the buttons.
+    POST: approve or reject every one of them."""
     form, filters = _filters(request)
+    if request.method != "POST":
+        count = entry_queue(**filters).filter(status="pending").count() if not form.errors else 0
+        context = {
+            "form": form,
+            "count": count,
+            "described": _described(form) if not form.errors else "",
+            "back": _query_string(request),
+        }
+        return render(request, "console/moderation/matching.html", context)
+    action = request.POST.get("action", "")
     if action not in VERBS:
         messages.error(request, f"action: {action!r} is not approve or reject.")
     elif form.errors:
