@@ -1,7 +1,7 @@
 """Console render benchmark: server-side render time of a thread page and of the moderation queue.
 
 Builds a fresh database (a temporary SQLite file, or a fresh PostgreSQL database
-`memory_console_bench_console`), stores one thread of --messages messages as an agent loop logs
+`memory_console_bench_console_<pid>`), stores one thread of --messages messages as an agent loop logs
 them (user turns, tool calls with JSON arguments, JSON tool results paired by tool_call_id, some
 of them 429 / 503 errors, answers; in runs of 10, every 7th run failed) through the real write
 path (on PostgreSQL then VACUUM ANALYZEd, as autovacuum would in time), then renders the thread
@@ -34,7 +34,8 @@ from common import record, task_vacuum  # bench/, the script's directory, is on 
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_SERVER = "postgres://postgres@127.0.0.1:5432"
-PG_NAME = "memory_console_bench_console"
+# One database per run: two runs at once (a shared machine) must not drop each other's.
+PG_NAME = f"memory_console_bench_console_{os.getpid()}"
 TARGET_P95_MS = 150
 TARGET_MODERATION_P95_MS = 300
 
