@@ -130,3 +130,17 @@ def test_a_rule_accepts_only_its_two_values_and_the_api_shows_it(alice):
     assert values["episodic_approval_consolidation"] == "moderator"
     with pytest.raises(ApplicationError, match="must be one of moderator, automatic"):
         configure(alice, episodic_approval_consolidation="sometimes")
+
+
+def test_the_api_lists_entries_by_origin_and_names_an_unknown_one(alice):
+    write_from_api(alice, None)
+    write_from_agent(alice, None)
+
+    by_api = alice.get("/api/v1/episodic", {"origin": "api"}).json()["results"]
+    by_agent = alice.get("/api/v1/episodic", {"origin": "agent"}).json()["results"]
+    unknown = alice.get("/api/v1/episodic", {"origin": "rumour"})
+
+    assert [e["content"] for e in by_api] == ["Ann's account tier is gold."]
+    assert [e["content"] for e in by_agent] == ["Ann prefers an aisle seat near the front."]
+    assert unknown.status_code == 400
+    assert "origin" in unknown.json()["error"]["details"]

@@ -19,14 +19,14 @@ from django.views.decorators.http import require_POST
 
 from apps.console.pages import paginate, query_without_page, render_page_or_fragment
 from apps.console.roles import MODERATOR, actor, role_required
+from apps.console.views.moderation_filters import filters_of
 from apps.console.views.moderation_rules import approval_rules
 from apps.console.views.moderation_turn import TurnLine, turn_with_evidence
 from apps.core.errors import ApplicationError, NotFound
-from apps.episodic.approval import ORIGINS
 from apps.episodic.edits import entry_edit_approve
 from apps.episodic.extraction import extraction_state
 from apps.episodic.models import EntryStatus, MemoryEntry
-from apps.episodic.queue import AGE_LABELS, SORTS, entry_queue
+from apps.episodic.queue import entry_queue
 from apps.episodic.selectors import (
     SimilarEntries,
     entry_browse,
@@ -40,41 +40,6 @@ from apps.providers.endpoint import endpoint_configured
 from apps.tenancy.selectors import agent_list
 
 BULK_VERBS = {"approve": "Approved", "reject": "Rejected", "delete": "Deleted"}
-
-
-def _unknown(name: str) -> dict:
-    return {
-        "invalid_choice": f"{name}: %(value)s is not one of the choices; pick one from the list."
-    }
-
-
-class EntryFilterForm(forms.Form):
-    source = forms.ChoiceField(
-        choices=[("", "any"), *((key, what) for key, (_, what) in ORIGINS.items())],
-        required=False,
-        error_messages=_unknown("source"),
-    )
-    agent = forms.ModelChoiceField(
-        queryset=agent_list(),
-        required=False,
-        empty_label="any",
-        error_messages={"invalid_choice": "agent: no such agent; pick one from the list."},
-    )
-    resource = forms.CharField(required=False, max_length=200, label="Resource id")
-    status = forms.ChoiceField(
-        choices=[("", "any"), *EntryStatus.choices],
-        required=False,
-        error_messages=_unknown("status"),
-    )
-    age = forms.ChoiceField(
-        choices=[("", "any"), *AGE_LABELS.items()], required=False, error_messages=_unknown("age")
-    )
-    sort = forms.ChoiceField(
-        choices=[(key, key.replace("-", " ")) for key in SORTS],
-        required=False,
-        label="Sort by",
-        error_messages=_unknown("sort"),
-    )
 
 
 class EntryEditForm(forms.Form):
@@ -139,7 +104,7 @@ def moderation(request):
                 messages.success(request, f"{BULK_VERBS[action]} {_entries(changed)}{note}.")
         if not request.htmx:
             return redirect(_back(request))
-    form, filters = _filters(request)
+    form, filters = filters_of(request)
     page = paginate(request, entry_queue(**filters))
     context = {
         "form": form,
@@ -254,7 +219,7 @@ def _answer(request, entry):
     """After a change: the row as it now is, or nothing once the status filter hides it."""
     if not request.htmx:
         return redirect(_back(request))
-    status = _filters(request)[1]["status"]
+    status = filters_of(request)[1]["status"]
     oob = _oob(request, entry.pk, entry.status)
     if status and entry.status != status:
         return render(request, "console/moderation/oob.html", oob)
@@ -265,7 +230,7 @@ def _oob(request, entry_id, status: str) -> dict:
     """What an htmx action also updates: the pending count, the count of the queue as filtered,
     and this entry's similar badges in the rows that show it (sent by the form as `shown`)."""
     shown = set(request.POST.getlist("shown"))
-    form, filters = _filters(request)
+    form, filters = filters_of(request)
     return {
         "oob_pending": True,
         "pending_count": entry_pending_count(),
@@ -285,25 +250,6 @@ def _render_row(request, entry, edit_form=None, oob=None):
 def _row(entry: MemoryEntry, similar: bool = True) -> EntryRow:
     turn, found = turn_with_evidence(entry)
     return EntryRow(entry, turn, found, entry_similar(entry=entry) if similar else None)
-
-
-def _filters(request) -> tuple[EntryFilterForm, dict]:
-    """The filter form and the selector's arguments; no status parameter means pending. An
-    invalid field shows its error and filters nothing; bulk actions refuse to run then."""
-    data = request.GET.copy()
-    data.setdefault("status", EntryStatus.PENDING)
-    form = EntryFilterForm(data)
-    form.is_valid()  # invalid fields drop out of cleaned_data and show their errors
-    cleaned = form.cleaned_data
-    agent = cleaned.get("agent")
-    return form, {
-        "agent_id": agent.id if agent else None,
-        "resource": cleaned.get("resource", ""),
-        "status": cleaned.get("status", EntryStatus.PENDING) or None,
-        "origin": cleaned.get("source", ""),
-        "age": cleaned.get("age", ""),
-        "sort": cleaned.get("sort", "") or "newest",
-    }
 
 
 def _entry(entry_id) -> MemoryEntry | None:

@@ -13,7 +13,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from apps.console.roles import MODERATOR, actor, role_required
-from apps.console.views.moderation import _entries, _entry, _filters, _query_string
+from apps.console.views.moderation import _entries, _entry, _query_string
+from apps.console.views.moderation_filters import filters_of
 from apps.console.views.moderation_turn import evidence_in_source
 from apps.episodic.queue import entries_moderate_matching, entry_queue
 from apps.episodic.selectors import entry_similar
@@ -28,7 +29,7 @@ VERBS = {"approve": "Approved", "reject": "Rejected"}
 def moderation_matching(request):
     """GET: how many pending entries the filters (the query string) match, with the buttons.
     POST: approve or reject every one of them."""
-    form, filters = _filters(request)
+    form, filters = filters_of(request)
     if request.method != "POST":
         count = entry_queue(**filters).filter(status="pending").count() if not form.errors else 0
         context = {
