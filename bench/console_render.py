@@ -1,9 +1,9 @@
 """Console render benchmark: server-side render time of a thread page and of the moderation queue.
 
 Builds a fresh database (a temporary SQLite file, or a fresh PostgreSQL database
-`memory_console_bench_console_<pid>`), stores one thread of --messages messages as an agent loop logs
-them (user turns, tool calls with JSON arguments, JSON tool results paired by tool_call_id, some
-of them 429 / 503 errors, answers; in runs of 10, every 7th run failed) through the real write
+`memory_console_bench_console_<pid>`), stores one thread of --messages messages as an agent loop
+logs them (user turns, tool calls with JSON arguments, JSON tool results paired by tool_call_id,
+some of them 429 / 503 errors, answers; in runs of 10, every 7th run failed) through the real write
 path (on PostgreSQL then VACUUM ANALYZEd, as autovacuum would in time), then renders the thread
 page (/console/threads/<id>/) with Django's test client as a logged-in operator, --renders times,
 and prints p50/p95 in milliseconds. The page shows the newest 100 messages as timeline steps
