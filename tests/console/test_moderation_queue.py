@@ -239,3 +239,19 @@ def test_the_conversation_of_an_entry_without_a_message_says_so(alice, moderator
     body = moderator.get(f"{QUEUE}{entry}/conversation/").content.decode()
 
     assert "This entry names no message of a thread" in body
+
+
+def test_approve_all_matching_scales_to_thousands_in_one_update(alice, moderator):
+    MemoryEntry.objects.bulk_create(
+        MemoryEntry(agent=alice.agent, content=f"Fact {n}", content_hash=f"h{n}", source="api")
+        for n in range(3000)
+    )
+
+    with CaptureQueriesContext(connection) as queries:
+        response = moderator.post(MATCHING, {"action": "approve"}, follow=True)
+
+    assert "Approved 3000 entries matching the filters." in response.content.decode()
+    assert not MemoryEntry.objects.filter(status="pending").exists()
+    updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
+    assert len([sql for sql in updates if "episodic_memoryentry" in sql]) == 1
+    assert AuditEvent.objects.get(action="entry.bulk_approve").after["count"] == 3000
