@@ -17,6 +17,7 @@ class Range:
     label: str
     items: list[dict] = field(default_factory=list)
     tokens: int | None = None  # of its items, when known (left-out items)
+    first_seq: int | None = None  # a range of messages not listed item by item starts here
 
     @property
     def count(self) -> int:
@@ -68,7 +69,8 @@ def _span(first: int, last: int) -> str:
 
 
 def left_out_ranges(left_out: dict | None, spans: dict) -> dict[str, dict]:
-    """Per block, what the budget cut as ranges with their tokens, and how many were cut."""
+    """Per block, what the budget cut as ranges with their tokens, how many were cut and how
+    many of them are shown (a range never read counts as shown: the thread page lists it)."""
     if not left_out:
         return {}
     out = {}
@@ -76,7 +78,13 @@ def left_out_ranges(left_out: dict | None, spans: dict) -> dict[str, dict]:
         ranges = item_ranges("", cut["items"], spans)  # a cut range is not "recent" or "recalled"
         for found in ranges:
             found.tokens = sum(item["tokens"] or 0 for item in found.items)
-        out[name] = {"count": cut["count"], "listed": len(cut["items"]), "ranges": ranges}
+        listed = len(cut["items"])
+        if cut.get("older"):  # never read: named as a range, its messages are on the thread page
+            first, last = cut["older"]
+            unread = Range(f"{_span(first, last)}, older messages never read", first_seq=first)
+            ranges.insert(0, unread)
+            listed += last - first + 1
+        out[name] = {"count": cut["count"], "listed": listed, "ranges": ranges}
     return out
 
 

@@ -42,7 +42,7 @@ def snapshot_store(
     blocks: dict[str, list[Piece]],
     warnings: list[dict],
     budget: dict[str, dict[str, int]],
-    left_out: dict[str, list[Piece]] | None = None,
+    left_out: dict | None = None,
 ) -> dict:
     """Store the manifest of a context (per block, each piece's type, id, seq, score and hash;
     where the query came from; each block's planned, granted and used tokens; what the budget
@@ -68,7 +68,7 @@ def snapshot_store(
             "warnings": warnings,
             "query_source": query_source,
             "budget": budget,
-            **({"left_out": manifest_left_out(left_out)} if left_out else {}),
+            **({"left_out": manifest_left_out(left_out)} if left_out is not None else {}),
         },
     )
     # A new context's pieces are the manifest's: its items need no comparison with the rows.

@@ -104,7 +104,8 @@ def test_what_the_budget_cut_is_listed_item_by_item(operator, alice):
     alice.append(thread["id"], *[{"role": "user", "content": f"Message {n}"} for n in range(1, 9)])
     row = Thread.objects.get(pk=thread["id"])
     now = timezone.now()
-    candidates = {"recent": [message_piece(m) for m in Message.objects.filter(thread=row)]}
+    read = Message.objects.filter(thread=row, seq__gt=2)  # #1 and #2 did not fit max_tokens
+    candidates = {"recent": [message_piece(m) for m in read]}
     block_tokens("recent", candidates["recent"], now)  # as the assembly counts every candidate
     kept = {"recent": candidates["recent"][-3:]}
     answer = snapshot_store(
@@ -120,7 +121,8 @@ def test_what_the_budget_cut_is_listed_item_by_item(operator, alice):
             {"code": "trimmed", "block": "recent", "message": "5 item(s) of recent left out"}
         ],
         budget={},
-        left_out=left_out_pieces(candidates=candidates, recall=[], kept=kept),
+        # As context_assemble hands it over: 2 older messages were never read.
+        left_out=left_out_pieces(candidates=candidates, recall=[], kept=kept, unread_messages=2),
     )
 
     page = operator.get(f"/console/contexts/{answer['context_id']}/").content.decode()
@@ -128,9 +130,11 @@ def test_what_the_budget_cut_is_listed_item_by_item(operator, alice):
 
     cut = recent[recent.index('id="left-out-recent"') :]
     assert "Left out by the budget: 5 items" in cut
-    tokens = sum(p.tokens for p in candidates["recent"][:5])
-    assert summaries(cut) == [f"#1–#5 · 5 items · {tokens} tokens"]
-    assert re.findall(r">message #(\d+)</a>", cut) == ["1", "2", "3", "4", "5"]
+    assert "#1–#2, older messages never read — " in cut
+    assert f'<a href="/console/threads/{thread["id"]}/?seq=1#m-1">' in cut
+    tokens = sum(p.tokens for p in candidates["recent"][:3])
+    assert summaries(cut) == [f"#3–#5 · 3 items · {tokens} tokens"]
+    assert re.findall(r">message #(\d+)</a>", cut) == ["3", "4", "5"]
     assert summaries(recent.split('id="left-out-recent"')[0]) == ["#6–#8 recent · 3 items"]
 
 
