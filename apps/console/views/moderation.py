@@ -3,8 +3,9 @@
 Every action URL carries the list's query string, so an action can answer with the row as it
 now is (or nothing, when the row no longer matches the status filter) and a plain form can
 redirect back to the same list. An htmx action also answers, out of band, the page's pending
-count and the status badges of the acted-on entry where other rows list it as similar (the
-action forms send the ids those rows show, so only badges on the page are swapped).
+counts (all, and of the list as filtered) and the status badges of the acted-on entry where
+other rows list it as similar (the action forms send the ids those rows show, so only badges on
+the page are swapped).
 """
 
 from dataclasses import dataclass

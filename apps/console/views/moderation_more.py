@@ -57,12 +57,13 @@ def moderation_matching(request):
 
 
 def _described(form) -> str:
-    """The filters as the moderator chose them, for the audit log: "source=…, agent=…"."""
-    shown = [
-        f"{name}={form.cleaned_data[name]}"
-        for name in ("source", "agent", "resource", "age")
-        if form.cleaned_data.get(name)
-    ]
+    """The filters as the moderator chose them, for the audit log: "source=…, agent=…". An end
+    user's id is named only as "resource=(one end user)": forgetting them must leave no trace
+    in a row that is not about them alone."""
+    data = form.cleaned_data
+    shown = [f"{name}={data[name]}" for name in ("source", "agent", "age") if data.get(name)]
+    if data.get("resource"):
+        shown.append("resource=(one end user)")
     return ", ".join(shown) or "all pending entries"
 
 
