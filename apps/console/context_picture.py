@@ -100,6 +100,7 @@ class BlockDelta:
     entered: list[dict]
     left: list[dict]
     changed: list[dict]
+    ranges: dict = field(default_factory=dict)  # entered / left / changed as item_ranges
 
     @property
     def items_delta(self) -> int:

@@ -181,14 +181,21 @@ def test_it_compares_the_context_with_the_previous_one_of_its_thread(operator, a
     # Per block first: items and tokens before and after; then the item lines on demand.
     recent_delta = re.search(r'<tr id="delta-recent">(.*?)</tr>', panel, re.S).group(1)
     assert "2 → 3" in recent_delta and "(+1)" in recent_delta  # #1, #2 then #2, #3, #4
-    recent = panel[panel.index('id="diff-recent"') :].split("</details>")[0]
+    recent = _diff_block(panel, "recent")
     assert "recent: 2 entered, 1 left, 0 changed" in recent
     entered = recent[recent.index("<h3>Entered</h3>") : recent.index("<h3>Left</h3>")]
     assert re.findall(r"<a [^>]*>message #(\d+)</a>", entered) == ["3", "4"]
     assert re.findall(r"<a [^>]*>message #(\d+)</a>", recent.split("<h3>Left</h3>")[1]) == ["1"]
-    memory = panel[panel.index('id="diff-memory"') :].split("</details>")[0]
+    memory = _diff_block(panel, "memory")
     assert "<h3>Changed</h3>" in memory
     assert f'<a href="/console/moderation/{entry}/">entry' in memory
+
+
+def _diff_block(panel: str, name: str) -> str:
+    """The <details id="diff-<name>"> of the comparison, up to the next block's."""
+    start = panel.index(f'id="diff-{name}"')
+    end = panel.find('id="diff-', start + 1)
+    return panel[start : end if end > 0 else None]
 
 
 def test_warnings_are_shown(operator, alice):

@@ -8,7 +8,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 
-from apps.console.context_picture import block_deltas, item_ranges, left_out_ranges
+from apps.console.context_picture import DIFF_KEYS, block_deltas, item_ranges, left_out_ranges
 from apps.console.pages import paginate, query_without_page
 from apps.console.roles import OPERATOR, role_required
 from apps.context.left_out import snapshot_left_out
@@ -43,6 +43,8 @@ def context_detail(request, context_id):
     spans = _spans(snapshot.thread, items)
     cut = left_out_ranges(left_out, spans)
     trimmed = {w["block"]: w["message"] for w in replay["warnings"] if w.get("block")}
+    for delta in deltas or []:  # the lines of each block's change, as ranges too
+        delta.ranges = {key: item_ranges("", getattr(delta, key), spans) for key in DIFF_KEYS}
     for block in replay["blocks"]:
         name = block["name"]
         block.update(
