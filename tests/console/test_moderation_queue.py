@@ -255,3 +255,11 @@ def test_approve_all_matching_scales_to_thousands_in_one_update(alice, moderator
     updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
     assert len([sql for sql in updates if "episodic_memoryentry" in sql]) == 1
     assert AuditEvent.objects.get(action="entry.bulk_approve").after["count"] == 3000
+
+
+def test_the_whole_page_fetched_by_htmx_after_a_bulk_decision_still_shows_the_rules(
+    alice, moderator
+):
+    page = moderator.get(QUEUE, **HTMX).content.decode()  # as HX-Location fetches it
+
+    assert "acme/alice" in page.split('id="approval-rules"')[1].split("</section>")[0]

@@ -121,7 +121,8 @@ def moderation(request):
         "pending_count": entry_pending_count(),
         "oob_pending": request.method == "POST" and request.htmx,
     }
-    if not request.htmx:
+    if not (request.htmx and request.headers.get("HX-Target") == "entry-list"):
+        # The whole page: also after an htmx redirect here (HX-Location swaps the body).
         context["extraction"] = _extraction_overview()
         context["rules"] = approval_rules()
     return render_page_or_fragment(request, "console/moderation/list.html", "entry-list", context)
