@@ -97,9 +97,9 @@ def entries_moderate_matching(
             chunk = ids[start : start + UPDATE_CHUNK]
             MemoryEntry.objects.filter(pk__in=chunk).update(**changes, updated_at=now)
             index_set_visible(items=Q(entry__in=chunk), visible=status == EntryStatus.APPROVED)
-        if status == EntryStatus.APPROVED:
-            for entry in MemoryEntry.objects.filter(pk__in=ids, supersedes__isnull=False):
-                supersession_apply(entry=entry, actor=actor)
+            if status == EntryStatus.APPROVED:
+                for entry in MemoryEntry.objects.filter(pk__in=chunk, supersedes__isnull=False):
+                    supersession_apply(entry=entry, actor=actor)
         by_project: dict = {}
         for pk, project_id in rows:
             by_project.setdefault(project_id, []).append(str(pk))

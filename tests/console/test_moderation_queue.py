@@ -263,3 +263,20 @@ def test_the_whole_page_fetched_by_htmx_after_a_bulk_decision_still_shows_the_ru
     page = moderator.get(QUEUE, **HTMX).content.decode()  # as HX-Location fetches it
 
     assert "acme/alice" in page.split('id="approval-rules"')[1].split("</section>")[0]
+
+
+def test_approving_all_retires_the_entries_the_approved_ones_supersede(alice, moderator):
+    older = propose(alice, "Ships from Rotterdam")
+    moderator.post(f"{QUEUE}{older}/approve/")
+    response = alice.post(
+        "/api/v1/episodic",
+        {"content": "Ships from Antwerp now", "resource_id": "cust-1", "supersedes": older},
+    )
+    newer = response.json()["id"]
+
+    moderator.post(MATCHING, {"action": "approve"})
+
+    assert MemoryEntry.objects.get(pk=newer).status == "approved"
+    retired = MemoryEntry.objects.get(pk=older)
+    assert retired.status == "superseded" and str(retired.superseded_by_id) == newer
+    assert AuditEvent.objects.filter(action="entry.supersede", object_id=older).exists()
