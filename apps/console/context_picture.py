@@ -88,6 +88,22 @@ def left_out_ranges(left_out: dict | None, spans: dict) -> dict[str, dict]:
     return out
 
 
+def picture_blocks(replay: dict, left_out: dict | None, deltas: list | None, spans: dict) -> None:
+    """Give each replayed block its ranges, what the budget cut of it (recorded, else its trim
+    warning), and each compared block its entered / left / changed items as ranges."""
+    cut = left_out_ranges(left_out, spans)
+    trimmed = {w["block"]: w["message"] for w in replay["warnings"] if w.get("block")}
+    for block in replay["blocks"]:
+        name = block["name"]
+        block.update(
+            ranges=item_ranges(name, block["items"], spans),
+            left_out=cut.get(name),
+            trimmed=trimmed.get(name),
+        )
+    for delta in deltas or []:
+        delta.ranges = {key: item_ranges("", getattr(delta, key), spans) for key in DIFF_KEYS}
+
+
 @dataclass
 class BlockDelta:
     """One block compared between two contexts: items and tokens before and after."""

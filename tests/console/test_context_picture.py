@@ -186,13 +186,23 @@ def test_any_two_contexts_are_compared_as_picked(operator, three_contexts):
     assert "recent: 2 entered, 0 left, 0 changed" in panel
 
 
-@pytest.mark.parametrize("against", ["not-a-context", "01a20000-0000-7000-8000-000000000000"])
-def test_a_bad_against_is_told_and_the_previous_context_is_used(operator, three_contexts, against):
+@pytest.mark.parametrize(
+    "against, says",
+    [
+        ("not-a-context", "is not a context of this thread"),
+        ("01a20000-0000-7000-8000-000000000000", "is not a context of this thread"),
+        ("itself", "against: that is this context; pick another one to compare."),
+    ],
+)
+def test_a_bad_against_is_told_and_the_previous_context_is_used(
+    operator, three_contexts, against, says
+):
     _, (first, second, third) = three_contexts
+    against = third if against == "itself" else against
 
     page = operator.get(f"/console/contexts/{third}/", {"against": against}).content.decode()
 
-    assert "against: " in page and "is not a context of this thread" in page
+    assert says in page
     assert f'<a href="/console/contexts/{second}/">the previous context</a>' in page
 
 
@@ -207,4 +217,8 @@ def test_a_bad_pick_is_told_with_a_400(operator, three_contexts, carol):
     )
 
     assert response.status_code == 400
-    assert "a, b: pick two contexts of this thread to compare." in response.content.decode()
+    assert "a, b: pick two different contexts of this thread" in response.content.decode()
+    same = operator.get(
+        f"/console/threads/{thread['id']}/contexts/compare/", {"a": first, "b": first}
+    )
+    assert same.status_code == 400

@@ -8,7 +8,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 
-from apps.console.context_picture import DIFF_KEYS, block_deltas, item_ranges, left_out_ranges
+from apps.console.context_picture import block_deltas, picture_blocks
 from apps.console.pages import paginate, query_without_page
 from apps.console.roles import OPERATOR, role_required
 from apps.context.left_out import snapshot_left_out
@@ -40,18 +40,7 @@ def context_detail(request, context_id):
     if diff:
         items += diff["entered"] + diff["left"] + diff["changed"]
     _link_sources(snapshot.thread, items)
-    spans = _spans(snapshot.thread, items)
-    cut = left_out_ranges(left_out, spans)
-    trimmed = {w["block"]: w["message"] for w in replay["warnings"] if w.get("block")}
-    for delta in deltas or []:  # the lines of each block's change, as ranges too
-        delta.ranges = {key: item_ranges("", getattr(delta, key), spans) for key in DIFF_KEYS}
-    for block in replay["blocks"]:
-        name = block["name"]
-        block.update(
-            ranges=item_ranges(name, block["items"], spans),
-            left_out=cut.get(name),
-            trimmed=trimmed.get(name),
-        )
+    picture_blocks(replay, left_out, deltas, _spans(snapshot.thread, items))
     context = {
         "snapshot": snapshot,
         "thread": snapshot.thread,
@@ -85,7 +74,10 @@ def _against(request, snapshot):
             "previous one instead.",
         )
         return snapshot_previous(snapshot=snapshot)
-    return other if other.pk != snapshot.pk else None
+    if other.pk == snapshot.pk:
+        messages.error(request, "against: that is this context; pick another one to compare.")
+        return snapshot_previous(snapshot=snapshot)
+    return other
 
 
 def _choices(thread) -> list:
@@ -100,11 +92,11 @@ def contexts_compare(request, thread_id):
     thread = _found(thread_for_operator, thread_id=thread_id)
     first, second = request.GET.get("a", ""), request.GET.get("b", "")
     known = {str(pk) for pk in snapshot_list(thread=thread).values_list("id", flat=True)}
-    if first in known and second in known:
+    if first in known and second in known and first != second:
         url = reverse("console:context", args=[second])
         return redirect(f"{url}?against={first}#context-diff")
     if first or second:
-        messages.error(request, "a, b: pick two contexts of this thread to compare.")
+        messages.error(request, "a, b: pick two different contexts of this thread to compare.")
     # Nothing picked yet (or a bad pick, told above): the list with the form again.
     return _contexts_page(request, thread, status=400 if first or second else 200)
 
