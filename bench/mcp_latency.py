@@ -282,7 +282,9 @@ def run_backend(backend: str, args) -> None:
                 for how, latencies in ways:
                     added = percentile(latencies, 50) - rest_p50
                     case = f"{tool}, MCP {how}"
-                    record("mcp_latency", backend, case, "p50 added", added, "ms", ("<=", TARGET_MS))
+                    record(
+                        "mcp_latency", backend, case, "p50 added", added, "ms", ("<=", TARGET_MS)
+                    )
                 record("mcp_latency", backend, f"{tool}, SDK client's own", "p50", own, "ms")
 
 

@@ -4,6 +4,7 @@ A snapshot keeps each piece's identity and a hash of what it showed, never the t
 the rows renders the same context again, and a piece whose row changed or went since is flagged.
 """
 
+from apps.context.left_out import manifest_left_out
 from apps.context.models import ContextSnapshot
 from apps.context.render import (
     BLOCKS,
@@ -44,10 +45,11 @@ def snapshot_store(
     blocks: dict[str, list[Piece]],
     warnings: list[dict],
     budget: dict[str, dict[str, int]],
+    left_out: dict | None = None,
 ) -> dict:
     """Store the manifest of a context (per block, each piece's type, id, seq, score and hash;
-    where the query came from; each block's planned, granted and used tokens) and return the
-    context's answer."""
+    where the query came from; each block's planned, granted and used tokens; what the budget
+    left out, see left_out_pieces) and return the context's answer."""
     items = {
         name: [
             {"type": piece.type, "id": piece.id, "seq": piece.seq, "score": piece.score}
@@ -69,6 +71,7 @@ def snapshot_store(
             "warnings": warnings,
             "query_source": query_source,
             "budget": budget,
+            **({"left_out": manifest_left_out(left_out)} if left_out is not None else {}),
         },
     )
     # A new context's pieces are the manifest's: its items need no comparison with the rows.

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from apps.audit.services import audit_record, audit_subject
 from apps.core.errors import ApplicationError, Conflict, Unprocessable
+from apps.episodic.approval import entry_initial_status, entry_origin
 from apps.episodic.models import LIVE_STATUSES, EntrySource, EntryStatus, MemoryEntry
 from apps.episodic.supersession import supersession_apply, validity_close, validity_open
 from apps.memconfig.selectors import config_effective
@@ -80,7 +81,7 @@ def entry_create(
     1. Normalise and bound the content.
     2. Find the evidence verbatim in the named message (or the thread), of the right role.
     3. Dedupe by normalised hash, then by embedding similarity when vectors are available.
-    4. Store it pending, or approved when config does not require approval, and index it. The
+    4. Store it pending, or approved when its origin's approval rule says so, and index it. The
        database holds one live entry per hash and scope, so of concurrent proposals of the same
        content one is stored and the others are answered with it, as a hash duplicate.
     5. If it is approved and supersedes an older live entry of its scope, that one becomes
@@ -105,7 +106,9 @@ def entry_create(
         return EntryResult(
             similar[0], created=False, duplicate_of="similarity", similarity=similar[1]
         )
-    approved = by_operator or not config["episodic_approval_required"]
+    origin = entry_origin(source=source, extraction=extraction)
+    status = entry_initial_status(config=config, origin=origin, by_operator=by_operator)
+    approved = status == EntryStatus.APPROVED
     now = timezone.now()
     try:
         with transaction.atomic():

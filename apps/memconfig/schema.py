@@ -77,6 +77,14 @@ CONTEXT_SHARES = (
     ("profile", 0.025, "Share of max_tokens planned for the user profile."),
     ("session_memory", 0.025, "Share of max_tokens planned for the session memory."),
 )
+# (setting suffix, where its entries come from) of each episodic approval rule.
+EPISODIC_APPROVAL_SOURCES = (
+    ("agent_proposals", "agents' proposals (POST /episodic, the remember tool)"),
+    ("extraction", "extraction after each turn"),
+    ("consolidation", "consolidation of older messages"),
+    ("memory_actions", "[[MEMORY: …]] markers in an agent's answer"),
+    ("api", 'API writes with source "api" (no transcript evidence)'),
+)
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("recent_window", int, 20, "Recent messages sent with every context.", 0, 1000),
@@ -161,7 +169,26 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("episodic_dedupe_threshold", float, 0.86, "Similarity deemed a duplicate.", 0.0, 1.0),
     Setting("episodic_max_entry_length", int, 1000, "Characters per entry.", 50, 20_000),
     Setting("episodic_max_entries_per_turn", int, 3, "Entries extracted per turn.", 0, 50),
-    Setting("episodic_approval_required", bool, True, "Agent entries start pending."),
+    Setting(
+        "episodic_approval_required",
+        bool,
+        True,
+        "New entries wait for a moderator as each source's rule below says; off approves "
+        "entries from every source on arrival.",
+    ),
+    # Who approves an entry, by where it came from (apps/episodic/approval.py). Everything a
+    # model or an agent writes waits for a moderator by default: only approved entries reach
+    # an agent's context, and a wrong memory repeated at every turn costs more than a late one.
+    *(
+        Setting(
+            f"episodic_approval_{origin}",
+            str,
+            "moderator",
+            f"Who approves entries from {what}: a moderator, or automatic on arrival.",
+            choices=("moderator", "automatic"),
+        )
+        for origin, what in EPISODIC_APPROVAL_SOURCES
+    ),
     Setting(
         "episodic_extraction_enabled",
         bool,

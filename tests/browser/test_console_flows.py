@@ -94,7 +94,7 @@ def test_a_moderator_approves_an_entry(operator_login, page, shoot):
     )
 
     page.click("nav >> text=Moderation")
-    entry = page.locator("[id^=entry-]").first
+    entry = page.locator("article.entry").first
     expect(entry).to_contain_text("The customer's VPN drops daily at 5pm.")
     expect(entry.locator("mark")).to_have_text("VPN drops every day at 5pm")
     shoot("queue")

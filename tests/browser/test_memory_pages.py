@@ -58,6 +58,7 @@ def test_an_operator_reads_an_observation_band_and_what_the_agent_saw(operator_l
         re.compile("Copied|Selected")
     )
     shoot("context")
+    page.click("#block-recent .context-range summary")  # the range opens to its messages
     page.click("#block-recent >> text=message #12")
     expect(page.locator("#m-12")).to_have_class(re.compile(r"\bhighlight\b"))
     expect(page.locator("#m-12")).to_be_in_viewport()

@@ -31,6 +31,7 @@ def test_approving_drops_the_pending_count_and_updates_similar_badges_without_re
     page.goto(f"{operator_login}/console/moderation/")
     expect(page.locator("#pending-count")).to_have_text("3 pending")
     badge = page.locator(f"#entry-{second} .sim-status-{first}")
+    page.locator(f"#entry-{second}").scroll_into_view_if_needed()  # its similar entries load
     expect(badge).to_have_text("pending")
     shoot("before")
 

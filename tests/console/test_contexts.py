@@ -177,13 +177,25 @@ def test_it_compares_the_context_with_the_previous_one_of_its_thread(operator, a
 
     assert "This is the thread's first context" in opening
     panel = diff[diff.index('id="context-diff"') :]
-    assert f'<a href="/console/contexts/{first["context_id"]}/">Previous context</a>' in panel
-    entered = panel[panel.index("<h3>Entered</h3>") : panel.index("<h3>Left</h3>")]
-    left = panel[panel.index("<h3>Left</h3>") : panel.index("<h3>Changed</h3>")]
-    assert re.findall(r"recent · <a [^>]*>message #(\d+)</a>", entered) == ["3", "4"]
-    assert re.findall(r"recent · <a [^>]*>message #(\d+)</a>", left) == ["1"]
-    changed = panel[panel.index("<h3>Changed</h3>") :]
-    assert f'memory · <a href="/console/moderation/{entry}/">entry' in changed
+    assert f'<a href="/console/contexts/{first["context_id"]}/">the previous context</a>' in panel
+    # Per block first: items and tokens before and after; then the item lines on demand.
+    recent_delta = re.search(r'<tr id="delta-recent">(.*?)</tr>', panel, re.S).group(1)
+    assert "2 → 3" in recent_delta and "(+1)" in recent_delta  # #1, #2 then #2, #3, #4
+    recent = _diff_block(panel, "recent")
+    assert "recent: 2 entered, 1 left, 0 changed" in recent
+    entered = recent[recent.index("<h3>Entered</h3>") : recent.index("<h3>Left</h3>")]
+    assert re.findall(r"<a [^>]*>message #(\d+)</a>", entered) == ["3", "4"]
+    assert re.findall(r"<a [^>]*>message #(\d+)</a>", recent.split("<h3>Left</h3>")[1]) == ["1"]
+    memory = _diff_block(panel, "memory")
+    assert "<h3>Changed</h3>" in memory
+    assert f'<a href="/console/moderation/{entry}/">entry' in memory
+
+
+def _diff_block(panel: str, name: str) -> str:
+    """The <details id="diff-<name>"> of the comparison, up to the next block's."""
+    start = panel.index(f'id="diff-{name}"')
+    end = panel.find('id="diff-', start + 1)
+    return panel[start : end if end > 0 else None]
 
 
 def test_warnings_are_shown(operator, alice):

@@ -126,8 +126,11 @@ def test_it_shows_similar_entries_of_the_same_agent_and_resource(
 
     response = moderator.get(QUEUE, {"resource": "cust-1", "agent": str(alice.agent.id)})
     row = _row(response.content.decode(), entry["id"])
+    # The row loads its similar entries as it is shown (they cost an embedding each).
+    assert f'hx-get="{QUEUE}{entry["id"]}/similar/" hx-trigger="revealed"' in row
 
-    similar = row.split('class="similar"')[1]
+    similar = moderator.get(f"{QUEUE}{entry['id']}/similar/", **HTMX).content.decode()
+    assert f'id="similar-{entry["id"]}"' in similar
     assert "Invoices are emailed on the first business day" in similar
     assert "similarity 0." in similar
     assert "Invoices are emailed on the first of the month" not in similar  # not itself
@@ -139,9 +142,8 @@ def test_without_vectors_it_says_why_there_are_no_similar_entries(alice, moderat
     entry = _propose(alice, "Invoices are emailed on the first of the month")
     _propose(alice, "Invoices are emailed on the first business day")
 
-    row = _row(moderator.get(QUEUE).content.decode(), entry["id"])
+    similar = moderator.get(f"{QUEUE}{entry['id']}/similar/").content.decode()
 
-    similar = row.split('class="similar"')[1]
     assert "Similar entries are not shown: no embedder serves this project" in similar
     assert "first business day" not in similar
 
@@ -505,7 +507,8 @@ def test_approving_an_entry_next_to_its_live_twin_says_why_it_cannot(alice, mode
 
 
 def _pending_badge(body: str) -> str:
-    return body.split('<span id="pending-count" hx-swap-oob="true">')[1].split("</span>")[0]
+    marker = '<span class="badge pending" id="pending-count" hx-swap-oob="true">'
+    return body.split(marker)[1].split("</span>")[0]
 
 
 def test_an_htmx_action_updates_the_pending_count_out_of_band(alice, moderator):
@@ -562,11 +565,11 @@ def test_rows_show_similar_badges_that_actions_send_back(alice, moderator, use_e
     second = _propose(alice, "Invoices are emailed on the first business day")
     run_jobs()
 
-    page = moderator.get(QUEUE).content.decode()
+    row = _row(moderator.get(QUEUE).content.decode(), first["id"])
+    similar = moderator.get(f"{QUEUE}{first['id']}/similar/", **HTMX).content.decode()
 
-    row = _row(page, first["id"])
-    assert f'class="shown-similar" name="shown" value="{second["id"]}"' in row
-    assert f'sim-status-{second["id"]}">pending</span>' in row
+    assert f'class="shown-similar" name="shown" value="{second["id"]}"' in similar
+    assert f'sim-status-{second["id"]}">pending</span>' in similar
     assert row.count('hx-include="#pending-count, .shown-similar"') == 3  # approve, reject, delete
 
 

@@ -17,6 +17,7 @@ from apps.api.v1.common import (
 from apps.api.v1.search import warnings_field, with_warnings
 from apps.core.errors import NotFound, Unprocessable
 from apps.episodic import edits, selectors, services
+from apps.episodic.approval import ORIGINS, origin_filter
 from apps.episodic.models import LIVE_STATUSES, EntryKind, EntrySource, EntryStatus
 from apps.memconfig.selectors import config_effective
 from apps.tenancy.selectors import resource_find
@@ -113,6 +114,13 @@ class EntryListApi(APIView):
             OpenApiParameter("resource_id", str),
             OpenApiParameter("status", str, enum=EntryStatus.values),
             OpenApiParameter("kind", str, enum=EntryKind.values),
+            OpenApiParameter(
+                "origin",
+                str,
+                enum=list(ORIGINS),
+                description="Where entries came from, as the approval rules name it "
+                "(agent proposals, extraction, consolidation, memory_action markers, api).",
+            ),
             OpenApiParameter("limit", int),
             OpenApiParameter("cursor", str),
         ],
@@ -120,7 +128,11 @@ class EntryListApi(APIView):
     )
     def get(self, request):
         params = request.query_params
-        for name, choices in (("status", EntryStatus.values), ("kind", EntryKind.values)):
+        for name, choices in (
+            ("status", EntryStatus.values),
+            ("kind", EntryKind.values),
+            ("origin", list(ORIGINS)),
+        ):
             if name in params and params[name] not in choices:
                 raise serializers.ValidationError({name: [f"Must be one of {', '.join(choices)}."]})
         entries = selectors.entry_list(
@@ -129,6 +141,8 @@ class EntryListApi(APIView):
             status=params.get("status"),
             kind=params.get("kind"),
         )
+        if "origin" in params:
+            entries = entries.filter(origin_filter(params["origin"]))
         return paginate(request, self, entries, EntrySerializer)
 
     @extend_schema(

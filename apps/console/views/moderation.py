@@ -3,8 +3,9 @@
 Every action URL carries the list's query string, so an action can answer with the row as it
 now is (or nothing, when the row no longer matches the status filter) and a plain form can
 redirect back to the same list. An htmx action also answers, out of band, the page's pending
-count and the status badges of the acted-on entry where other rows list it as similar (the
-action forms send the ids those rows show, so only badges on the page are swapped).
+counts (all, and of the list as filtered) and the status badges of the acted-on entry where
+other rows list it as similar (the action forms send the ids those rows show, so only badges on
+the page are swapped).
 """
 
 from dataclasses import dataclass
@@ -19,11 +20,14 @@ from django.views.decorators.http import require_POST
 
 from apps.console.pages import paginate, query_without_page, render_page_or_fragment
 from apps.console.roles import MODERATOR, actor, role_required
+from apps.console.views.moderation_filters import filters_of
+from apps.console.views.moderation_rules import approval_rules
 from apps.console.views.moderation_turn import TurnLine, turn_with_evidence
 from apps.core.errors import ApplicationError, NotFound
 from apps.episodic.edits import entry_edit_approve
 from apps.episodic.extraction import extraction_state
 from apps.episodic.models import EntryStatus, MemoryEntry
+from apps.episodic.queue import entry_queue
 from apps.episodic.selectors import (
     SimilarEntries,
     entry_browse,
@@ -37,12 +41,6 @@ from apps.providers.endpoint import endpoint_configured
 from apps.tenancy.selectors import agent_list
 
 BULK_VERBS = {"approve": "Approved", "reject": "Rejected", "delete": "Deleted"}
-
-
-class EntryFilterForm(forms.Form):
-    agent = forms.ModelChoiceField(queryset=agent_list(), required=False, empty_label="any")
-    resource = forms.CharField(required=False, max_length=200, label="Resource id")
-    status = forms.ChoiceField(choices=[("", "any"), *EntryStatus.choices], required=False)
 
 
 class EntryEditForm(forms.Form):
@@ -73,7 +71,7 @@ class EntryRow:
     entry: MemoryEntry
     turn: list[TurnLine]  # the messages around the evidence, the evidence marked in its own
     evidence_found: bool
-    similar: SimilarEntries
+    similar: SimilarEntries | None  # None: loaded on demand
 
 
 @dataclass
@@ -107,20 +105,26 @@ def moderation(request):
                 messages.success(request, f"{BULK_VERBS[action]} {_entries(changed)}{note}.")
         if not request.htmx:
             return redirect(_back(request))
-    form, filters = _filters(request)
-    page = paginate(request, entry_browse(**filters))
+    form, filters = filters_of(request)
+    page = paginate(request, entry_queue(**filters))
     context = {
         "form": form,
+        "filters_valid": not form.errors,
         "page": page,
-        "rows": [_row(entry) for entry in page],
+        # Similar entries load with each row as it scrolls into view (moderation_more.py):
+        # finding them embeds the entry's text, ~7 ms a row with a local model, more remotely.
+        "rows": [_row(entry, similar=False) for entry in page],
         "status": filters["status"],
+        "queue_count": page.paginator.count,
         "query": query_without_page(request),
         "back": _query_string(request),
         "pending_count": entry_pending_count(),
         "oob_pending": request.method == "POST" and request.htmx,
     }
-    if not request.htmx:
+    if not (request.htmx and request.headers.get("HX-Target") == "entry-list"):
+        # The whole page: also after an htmx redirect here (HX-Location swaps the body).
         context["extraction"] = _extraction_overview()
+        context["rules"] = approval_rules()
     return render_page_or_fragment(request, "console/moderation/list.html", "entry-list", context)
 
 
@@ -217,7 +221,7 @@ def _answer(request, entry):
     """After a change: the row as it now is, or nothing once the status filter hides it."""
     if not request.htmx:
         return redirect(_back(request))
-    status = _filters(request)[1]["status"]
+    status = filters_of(request)[1]["status"]
     oob = _oob(request, entry.pk, entry.status)
     if status and entry.status != status:
         return render(request, "console/moderation/oob.html", oob)
@@ -225,12 +229,15 @@ def _answer(request, entry):
 
 
 def _oob(request, entry_id, status: str) -> dict:
-    """What an htmx action also updates: the pending count, and this entry's similar badges
-    in the rows that show it (sent by the action form as `shown`)."""
+    """What an htmx action also updates: the pending count, the count of the queue as filtered,
+    and this entry's similar badges in the rows that show it (sent by the form as `shown`)."""
     shown = set(request.POST.getlist("shown"))
+    form, filters = filters_of(request)
     return {
         "oob_pending": True,
         "pending_count": entry_pending_count(),
+        "queue_count": entry_queue(**filters).count() if not form.errors else None,
+        "status": filters["status"],
         "oob_badge": {"id": entry_id, "status": status} if str(entry_id) in shown else None,
     }
 
@@ -242,24 +249,9 @@ def _render_row(request, entry, edit_form=None, oob=None):
     return render(request, "console/moderation/detail.html", context)
 
 
-def _row(entry: MemoryEntry) -> EntryRow:
+def _row(entry: MemoryEntry, similar: bool = True) -> EntryRow:
     turn, found = turn_with_evidence(entry)
-    return EntryRow(entry, turn, found, entry_similar(entry=entry))
-
-
-def _filters(request) -> tuple[EntryFilterForm, dict]:
-    """The filter form and the selector's arguments; no status parameter means pending."""
-    data = request.GET.copy()
-    data.setdefault("status", EntryStatus.PENDING)
-    form = EntryFilterForm(data)
-    form.is_valid()  # invalid fields drop out of cleaned_data and show their errors
-    cleaned = form.cleaned_data
-    agent = cleaned.get("agent")
-    return form, {
-        "agent_id": agent.id if agent else None,
-        "resource": cleaned.get("resource", ""),
-        "status": cleaned.get("status", EntryStatus.PENDING) or None,
-    }
+    return EntryRow(entry, turn, found, entry_similar(entry=entry) if similar else None)
 
 
 def _entry(entry_id) -> MemoryEntry | None:

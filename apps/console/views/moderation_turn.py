@@ -43,8 +43,9 @@ def turn_with_evidence(entry: MemoryEntry) -> tuple[list[TurnLine], bool]:
     return lines, found
 
 
-def evidence_in_source(entry: MemoryEntry) -> tuple[SafeString | None, bool]:
-    """Return (the source message around the evidence with the evidence marked, found or not).
+def evidence_in_source(entry: MemoryEntry, whole: bool = False) -> tuple[SafeString | None, bool]:
+    """Return (the source message around the evidence with the evidence marked, found or not);
+    the whole message when `whole`, else EVIDENCE_CONTEXT characters on each side.
 
     Message and evidence are user text: format_html escapes every piece it is given.
     """
@@ -53,9 +54,11 @@ def evidence_in_source(entry: MemoryEntry) -> tuple[SafeString | None, bool]:
     text = entry.message.content
     at = text.find(entry.evidence) if entry.evidence else -1
     if at < 0:
-        return format_html("{}", Truncator(text).chars(EVIDENCE_CONTEXT * 2)), False
+        shown = text if whole else Truncator(text).chars(EVIDENCE_CONTEXT * 2)
+        return format_html("{}", shown), False
     end = at + len(entry.evidence)
-    start, stop = max(0, at - EVIDENCE_CONTEXT), min(len(text), end + EVIDENCE_CONTEXT)
+    context = len(text) if whole else EVIDENCE_CONTEXT
+    start, stop = max(0, at - context), min(len(text), end + context)
     html = format_html(
         "{}{}<mark>{}</mark>{}{}",
         "…" if start else "",
