@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from apps.context.budget import FLOW_ORDER, Budget, budget_flow, budget_plan
 from apps.context.history import observations_choose, seq_ranges
+from apps.context.left_out import left_out_pieces
 from apps.context.render import Piece, block_overhead, block_tokens, chat_message_tokens
 from apps.context.snapshots import (
     hit_piece,
@@ -111,6 +112,12 @@ def context_assemble(*, agent, thread, query: str | None, max_tokens: int) -> di
         blocks=assembly.blocks,
         warnings=assembly.warnings,
         budget=assembly.budget.rows(),
+        left_out=left_out_pieces(
+            candidates=candidates.blocks,
+            recall=candidates.recall,
+            kept=assembly.blocks,
+            unread_messages=candidates.unread_messages,
+        ),
     )
 
 

@@ -142,6 +142,9 @@ def messages_digest(messages) -> str:
         )
         lines.append(_line(step, moment.strftime("%Y-%m-%d %H:%M") if dated else None))
         previous = moment or previous
+    if not lines and messages:  # small talk only: say so, rather than nothing
+        step = Step(tuple(message.seq for message in messages), "nothing to remember")
+        return _line(step)
     return "\n".join(lines)
 
 

@@ -121,7 +121,10 @@ def test_an_observation_links_to_its_band_on_the_thread_page(operator, alice):
     thread = alice.new_thread()
     alice.append(
         thread["id"],
-        *[{"role": "user", "content": f"Note {n}: " + "word " * 30} for n in range(1, 11)],
+        *[
+            {"role": "user", "content": f"Note {n}: order {n}00 " + "word " * 30}
+            for n in range(1, 11)
+        ],
     )
     job_run_pending()
     given = _context(alice, thread["id"])
@@ -134,7 +137,7 @@ def test_an_observation_links_to_its_band_on_the_thread_page(operator, alice):
         assert f'<a href="{url}">observation #{row.first_seq}</a>' in block
         band = operator.get(url).content.decode()
         assert f'id="obs-{row.id}"' in band
-    assert "[#1] User: Note 1:" in block
+    assert "User: Note 1: order 100" in block
 
 
 def test_stored_text_is_escaped(operator, alice, boiler):

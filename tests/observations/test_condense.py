@@ -120,3 +120,11 @@ def test_fitting_a_budget_drops_replies_before_requests_and_errors():
 
 def test_references_join_into_runs():
     assert joined_refs(["#4–5", "#1", "#2–3", "#9", "#11–12"]) == "#1–5, #9, #11–12"
+
+
+def test_small_talk_alone_is_said_to_hold_nothing_to_remember():
+    digest = extractive.messages_digest(
+        [said(1, "user", "Hi! Thanks so much."), said(2, "assistant", "You're welcome!")]
+    )
+
+    assert extractive.undated(digest) == "[#1–2] nothing to remember"
