@@ -50,8 +50,13 @@ EFFECTS: dict[str, str] = {
     "episodic_dedupe_threshold": NEXT_ENTRY,
     "episodic_max_entry_length": NEXT_ENTRY,
     "episodic_max_entries_per_turn": NEXT_TURN,
-    "episodic_approval_required": "next entry an agent proposes (entries already stored keep "
-    "their status)",
+    "episodic_approval_required": "next entry stored, from any source (entries already stored "
+    "keep their status)",
+    **{
+        s.key: "next entry stored from this source (entries already stored keep their status)"
+        for s in SETTINGS
+        if s.key.startswith("episodic_approval_") and s.key != "episodic_approval_required"
+    },
     "episodic_extraction_enabled": NEXT_TURN,
     "extraction_model": NEXT_TURN,
     "consolidation_interval_seconds": NEXT_SWEEP,
