@@ -5,9 +5,10 @@ fields of selectors.Hit by name) and writes them as JSON-ready data (UUIDs and d
 text, as the API's renderer writes them), so both doors send the same fields with the same
 values; the OpenAPI schema is generated from the same models (apps/api/schema.py).
 
-Cost: 0.4 ms for an answer of 10 message hits with 20 messages around them (validated from the
-hits, then dumped), where a hand-built dict took 0.13 ms and DRF's serializer 1.4 ms, of a
-~17 ms thread search (in-process, SQLite): one definition is worth the 0.3 ms.
+Cost: 0.23-0.4 ms for an answer of 10 message hits with 19 messages around them (validated
+from the hits, then dumped), where a hand-built dict took 0.07-0.13 ms and DRF's serializer
+1.4 ms, of an 8-17 ms thread search (POST /search in-process, SQLite, same hour; the machine's
+load moved both): no second renderer is kept for those 0.15-0.3 ms.
 """
 
 import uuid
