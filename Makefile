@@ -45,12 +45,14 @@ browser:
 test: install browser
 	$(BIN)/pytest
 
-## lint: ruff lint + format check, the import layers (pyproject.toml), no model change without its
-## migration, a README of at most 400 lines, the settings table of docs/configuration.md current
+## lint: ruff lint + format check, the import contracts (pyproject.toml), the types of the covered
+## modules (mypy), no model change without its migration, a README of at most 400 lines, the
+## settings table of docs/configuration.md current
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) .ci/readme_length.py
 	$(PY) manage.py docs_settings --check

@@ -16,6 +16,7 @@ from apps.knowledge.selectors import knowledge_base_list
 from apps.memconfig.selectors import config_effective
 from apps.runstate import selectors as runstate_selectors
 from apps.runstate import services as runstate_services
+from apps.search.results import search_answer
 from apps.search.selectors import search_for_agent, similarity_floor
 from apps.tenancy.selectors import resource_find
 from apps.tenancy.services import resource_get_or_create
@@ -36,14 +37,16 @@ def thread_of(caller: Caller, args: ThreadArguments, *, create: bool = False):
     if args.thread_id is not None:
         return thread_selectors.thread_get(agent=caller.agent, thread_id=args.thread_id)
     channel = args.channel or ""
+    external_id = args.external_id
+    assert external_id  # ThreadArguments asks for it when there is no thread_id
     if create:
         thread, _ = thread_services.thread_resolve_or_create(
-            agent=caller.agent, channel=channel, external_id=args.external_id
+            agent=caller.agent, channel=channel, external_id=external_id
         )
         return thread
     thread = (
         thread_selectors.thread_list(agent=caller.agent, channel=channel)
-        .filter(external_id=args.external_id)
+        .filter(external_id=external_id)
         .first()
     )
     if thread is None:
@@ -138,10 +141,17 @@ def append_messages(caller: Caller, args: AppendMessages) -> dict:
     }
 
 
+SearchScope = Literal["messages", "knowledge", "episodic", "notes", "artifacts"]
+
+
+def _messages_only() -> list[SearchScope]:
+    return ["messages"]
+
+
 class SearchMemory(Arguments):
     query: Text = Field(min_length=1, max_length=2000)
-    scopes: list[Literal["messages", "knowledge", "episodic", "notes", "artifacts"]] = Field(
-        default_factory=lambda: ["messages"], min_length=1, description="What to search."
+    scopes: list[SearchScope] = Field(
+        default_factory=_messages_only, min_length=1, description="What to search."
     )
     top_k: int = Field(10, ge=1, le=50)
     min_similarity: float | None = Field(
@@ -156,7 +166,8 @@ class SearchMemory(Arguments):
 @tool(name="search_memory", arguments=SearchMemory)
 def search_memory(caller: Caller, args: SearchMemory) -> dict:
     """Search past messages of all your threads, the project's knowledge bases, your memory
-    entries and notes by words and meaning; each hit has its score (notes also their path)."""
+    entries and notes by words and meaning; each hit has its score (notes also their path), and
+    a message hit the messages around it. `warnings` comes only when there are any."""
     kb_ids = ()
     if "knowledge" in args.scopes:
         kb_ids = tuple(
@@ -170,20 +181,8 @@ def search_memory(caller: Caller, args: SearchMemory) -> dict:
         top_k=args.top_k,
         floor=similarity_floor(agent=caller.agent, value=args.min_similarity),
     )
-    results = [
-        {
-            "type": hit.type,
-            "id": hit.id,
-            "content": hit.content,
-            "score": round(hit.score, 6),
-            "thread_id": hit.thread_id,
-            "seq": hit.seq,
-            "role": hit.role,
-            **({"path": hit.metadata["path"]} if hit.type == "note" else {}),
-        }
-        for hit in found.hits
-    ]
-    return {"results": results, "warnings": found.warnings}
+    # The same answer as POST /api/v1/search gives for the same search (apps/search/results.py).
+    return search_answer(found)
 
 
 class RecallMemory(Arguments):
@@ -242,12 +241,13 @@ def remember(caller: Caller, args: Remember) -> dict:
         message = thread_selectors.message_get(agent=caller.agent, message_id=args.message_id)
         if message is None:
             raise Unprocessable(f"message_id {args.message_id} is not a message of yours.")
+    resource = None
     if args.resource_id is not None:
         resource = resource_get_or_create(
             project=caller.agent.project, external_id=args.resource_id
         )
-    else:
-        resource = message.thread.resource if message else None
+    elif message is not None:
+        resource = message.thread.resource
     result = episodic_services.entry_create(
         agent=caller.agent,
         resource=resource,

@@ -10,9 +10,14 @@ clients can type them:
   3. with a request body: 413 (over its limit) and 415 (a content type it does not take);
   4. the few beyond those, by operation (EXTRA_ERRORS): 404 for ids in a body, 409, 422;
   5. the project-admin operations (operation ids admin_*): 403 for an agent key.
+
+Answers defined as pydantic models (the search answer, apps/search/results.py) are documented
+from the models themselves, in OpenAPI 3.0's terms (PydanticContractExtension).
 """
 
+from drf_spectacular.contrib.pydantic import PydanticExtension
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
@@ -99,3 +104,57 @@ class ApiAutoSchema(AutoSchema):
         if self.get_operation_id().startswith("admin_"):
             statuses.add(403)
         return statuses
+
+
+class PydanticContractExtension(PydanticExtension):
+    """Document a pydantic model as drf-spectacular's own extension does, in OpenAPI 3.0's terms.
+
+    pydantic writes JSON Schema 2020-12: a nullable field is `anyOf: [X, {"type": "null"}]`,
+    a one-value Literal is `const`, and every model and field has a `title`. OpenAPI 3.0 (the
+    schema's version) has `nullable` and `enum` instead, and the serializers' components carry
+    no titles, so each node is rewritten that way.
+    """
+
+    priority = 1
+
+    def map_serializer(self, auto_schema, direction):
+        from pydantic.json_schema import model_json_schema
+
+        schema = model_json_schema(
+            self.target, ref_template="#/components/schemas/{model}", mode="serialization"
+        )
+        for name, sub_schema in schema.pop("$defs", {}).items():
+            component = ResolvedComponent(
+                name=name,
+                type=ResolvedComponent.SCHEMA,
+                object=name,
+                schema=_openapi_30(sub_schema),
+            )
+            auto_schema.registry.register_on_missing(component)
+        return _openapi_30(schema)
+
+
+def _openapi_30(node):
+    """Return a JSON Schema node of pydantic's as OpenAPI 3.0 writes it (see the class above)."""
+    if isinstance(node, list):
+        return [_openapi_30(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {
+        # The keys of "properties" are field names (one may be "title"); elsewhere a title goes.
+        key: {name: _openapi_30(item) for name, item in value.items()}
+        if key == "properties"
+        else _openapi_30(value)
+        for key, value in node.items()
+        if key != "title"
+    }
+    if "const" in node:
+        node["enum"] = [node.pop("const")]
+    options = node.get("anyOf", [])
+    if len(options) == 2 and {"type": "null"} in options:
+        del node["anyOf"]
+        [kept] = [option for option in options if option != {"type": "null"}]
+        # A $ref takes no siblings in OpenAPI 3.0: wrapped in allOf, it may be nullable.
+        node.update({"allOf": [kept]} if "$ref" in kept else kept)
+        node["nullable"] = True
+    return node

@@ -13,7 +13,7 @@ once written, so its words are taken once per process with its rendered line (re
 
 import math
 
-from apps.context.render import STEM_CHARS, Piece
+from apps.context.render import STEM_CHARS, Piece, counted, seq_of
 
 NEWEST_SHARE = 0.5
 
@@ -26,24 +26,25 @@ def observations_choose(
     pieces are the active observations in time order, each with its tokens and its word stems;
     overhead is what the block's tags take once it shows anything.
     """
-    if sum(piece.tokens for piece in pieces) + overhead <= grant:
+    tokens = [counted(piece) for piece in pieces]
+    if sum(tokens) + overhead <= grant:
         return pieces
     room = grant - overhead
     chosen: set[int] = set()
 
     def take(index: int) -> None:
         nonlocal room
-        if index not in chosen and pieces[index].tokens <= room:
+        if index not in chosen and tokens[index] <= room:
             chosen.add(index)
-            room -= pieces[index].tokens
+            room -= tokens[index]
 
     newest_room = room * NEWEST_SHARE
     spent = 0
     for index in range(len(pieces) - 1, -1, -1):
-        if spent + pieces[index].tokens > newest_room:
+        if spent + tokens[index] > newest_room:
             break
         take(index)
-        spent += pieces[index].tokens
+        spent += tokens[index]
     for index in _by_relevance(pieces, terms):
         take(index)
     for index in range(len(pieces) - 1, -1, -1):
@@ -56,15 +57,14 @@ def _by_relevance(pieces: list[Piece], terms: list[str]) -> list[int]:
     wanted = {term[:STEM_CHARS] for term in terms}
     if not wanted:
         return []
+    # An observation's piece always has its stems (observation_piece); any other, none.
+    held = [wanted & (piece.stems or frozenset()) for piece in pieces]
     frequency = dict.fromkeys(wanted, 0)
-    for piece in pieces:
-        for stem in wanted & piece.stems:
+    for found in held:
+        for stem in found:
             frequency[stem] += 1
     weight = {stem: math.log(1 + len(pieces) / count) for stem, count in frequency.items() if count}
-    scored = [
-        (sum(weight[stem] for stem in wanted & piece.stems), index)
-        for index, piece in enumerate(pieces)
-    ]
+    scored = [(sum(weight[stem] for stem in found), index) for index, found in enumerate(held)]
     return [index for score, index in sorted(scored, key=lambda s: (-s[0], -s[1])) if score > 0]
 
 
@@ -72,7 +72,7 @@ def seq_ranges(pieces: list[Piece]) -> str:
     """Return the seq ranges observations cover, as "#1–#40, #81–#120"."""
     spans: list[list[int]] = []
     for piece in pieces:
-        first, last = piece.seq, piece.extra["last_seq"]
+        first, last = seq_of(piece), piece.extra["last_seq"]
         if spans and first == spans[-1][1] + 1:
             spans[-1][1] = last
         else:

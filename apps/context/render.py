@@ -63,6 +63,20 @@ class Piece:
     stems: frozenset[str] | None = None
 
 
+def counted(piece: Piece) -> int:
+    """Return the tokens of the piece's line, which line_tokens() has set (or its maker)."""
+    if piece.tokens is None:
+        raise ValueError(f"the tokens of {piece.type} {piece.id} are not counted yet")
+    return piece.tokens
+
+
+def seq_of(piece: Piece) -> int:
+    """Return the seq of a piece that has one: a message, an observation, a summary."""
+    if piece.seq is None:
+        raise ValueError(f"{piece.type} {piece.id} has no seq")
+    return piece.seq
+
+
 _ESCAPED = re.compile("[&<>]")
 
 
@@ -120,7 +134,8 @@ def piece_line(block: str, piece: Piece, now: datetime) -> str:
     if block in ("observations", "summary"):
         return f"{_span(block, piece)}\n{escape(piece.content)}"
     if block == "memory":
-        return f"- {escape(piece.content)} ({age(piece.created_at, now)})"
+        # An entry's piece always has the time it was created (hit_piece).
+        return f"- {escape(piece.content)} ({age(piece.created_at, now)})"  # type: ignore[arg-type]
     if block == "knowledge":
         return f"- {escape(piece.content)}"
     if block == "notes":  # the path names it, as the note's own [[links]] do
@@ -168,7 +183,7 @@ def block_text(block: str, pieces: list[Piece], now: datetime) -> str:
     if block == "memory":  # most recent first, so stale cases weigh less than fresh ones
         ordered = sorted(pieces, key=lambda p: (p.created_at, p.id), reverse=True)
     if block == "recall":  # pieces come best hit first; the thread reads in its own order
-        ordered = sorted(pieces, key=lambda p: p.seq)
+        ordered = sorted(pieces, key=seq_of)
     lines = [piece_line(block, piece, now) for piece in ordered]
     if block == "memory":
         lines = [f"<description>{MEMORY_DESCRIPTION}</description>", "<value>", *lines, "</value>"]
@@ -182,7 +197,7 @@ def _with_gaps(pieces: list[Piece], lines: list[str]) -> list[str]:
     """Separate recalled stretches of a thread by an empty line where their seqs break."""
     out: list[str] = []
     for index, (piece, line) in enumerate(zip(pieces, lines, strict=True)):
-        if index and piece.seq != pieces[index - 1].seq + 1:
+        if index and piece.seq != seq_of(pieces[index - 1]) + 1:
             out.append("")
         out.append(line)
     return out
@@ -255,6 +270,8 @@ def observation_piece(
     if kept is None:
         kept = _observations.get(id)
     if kept is None:
+        if content is None:
+            raise ValueError(f"observation {id}: give its content or what observation_kept() gave")
         kept = _observation_line(id, first_seq, last_seq, content, tokens)
         if len(_observations) >= OBSERVATION_LINES:
             _observations.clear()

@@ -134,7 +134,8 @@ def _answer(snapshot: ContextSnapshot, rendered: dict) -> dict:
     return {
         "context_id": str(snapshot.id),
         "thread_id": str(thread.id),
-        "resource_id": thread.resource.external_id if thread.resource_id else None,
+        # resource_id is set, so the resource is too: mypy does not tie the two.
+        "resource_id": thread.resource.external_id if thread.resource_id else None,  # type: ignore[union-attr]
         "config_version": snapshot.config_version,
         "query": snapshot.query,
         # Contexts stored before the budget was planned say neither.

@@ -31,8 +31,8 @@ from apps.search.time_boost import boost_in_window
 from apps.search.vectors import vector_model_serving
 
 logger = logging.getLogger(__name__)
-# The relation of SearchItem that holds each kind's own row.
-_RELATED = {
+# The relation of SearchItem that holds each kind's own row (keyed by kind, as text).
+_RELATED: dict[str, str] = {
     ItemKind.MESSAGE: "message",
     ItemKind.CHUNK: "chunk",
     ItemKind.ENTRY: "entry",
@@ -42,7 +42,7 @@ _RELATED = {
 # The kinds that belong to a thread: thread_id narrows them.
 _IN_THREADS = {ItemKind.MESSAGE, ItemKind.ARTIFACT}
 # The result type the API shows for each kind.
-RESULT_TYPES = {
+RESULT_TYPES: dict[str, str] = {
     ItemKind.MESSAGE: "message",
     ItemKind.CHUNK: "knowledge",
     ItemKind.ENTRY: "episodic",
@@ -107,8 +107,11 @@ def query_embed(*, project_id, query: str) -> QueryEmbedding:
     index = vector_model_serving(project_id=project_id)
     if index is None:
         return QueryEmbedding(None)
+    embedder = embedder_for(index.model, index.dims)
+    if embedder is None:  # a serving index always names its model; nothing to embed with
+        return QueryEmbedding(None)
     try:
-        [vector] = embedder_for(index.model, index.dims).embed([query])
+        [vector] = embedder.embed([query])
     except EmbeddingError as error:
         # A read or write must not fail with the embedder: words and recency still rank.
         logger.warning("project %s searches without vectors: %s", project_id, error)
@@ -235,8 +238,10 @@ def _load(winners: list[Fused], kinds: list[str]) -> list[SearchHit]:
     items = SearchItem.objects.select_related(*related)
     if "artifact" in related:  # its bytes stay in the row; the hit shows the indexed text
         items = items.defer("artifact__content")
-    items = items.in_bulk([e.item_id for e in winners])
-    return [SearchHit(items[e.item_id], e.score, e.signals) for e in winners if e.item_id in items]
+    loaded = items.in_bulk([e.item_id for e in winners])
+    return [
+        SearchHit(loaded[e.item_id], e.score, e.signals) for e in winners if e.item_id in loaded
+    ]
 
 
 def nearest(*, scope: Scope, vector: QueryVector, limit: int) -> list[tuple[int, float]]:
@@ -271,7 +276,7 @@ class Hit:
     """One search result. Message hits carry the message's fields and the messages around it."""
 
     type: str  # message | knowledge | episodic | note
-    id: uuid.UUID  # the message's, chunk's, entry's or note's id
+    id: uuid.UUID | int  # the message's, entry's or note's id; a chunk's is an int
     content: str
     score: float
     signals: dict
@@ -433,49 +438,73 @@ def _hit(found: SearchHit) -> Hit:
     item = found.item
     if item.kind == ItemKind.MESSAGE:
         return _message_hit(item.message, found.score, found.signals)
-    hit = Hit(
+    id, content, metadata = _own_row(item)
+    return Hit(
         type=RESULT_TYPES[item.kind],
-        id=item.id,
-        content=item.content,
+        id=id,
+        content=content,
         score=found.score,
         signals=found.signals,
         thread_id=item.thread_id,
         created_at=item.created_at,
+        metadata=metadata,
     )
+
+
+def _own_row(item: SearchItem) -> tuple[uuid.UUID | int, str, dict]:
+    """Return the id, content and metadata a hit shows of the item's own row (not a message).
+
+    An item of a kind always has that kind's row: the relation is None only for other kinds.
+    """
     if item.kind == ItemKind.CHUNK:
         chunk = item.chunk
-        hit.id, hit.content = chunk.id, chunk.content
-        hit.metadata = {
-            **chunk.metadata,
-            "document_id": str(chunk.document_id),
-            "chunk_index": chunk.chunk_index,
-            "knowledge_base_id": str(item.knowledge_base_id),
-        }
-    elif item.kind == ItemKind.NOTE:
+        assert chunk is not None
+        return (
+            chunk.id,
+            chunk.content,
+            {
+                **chunk.metadata,
+                "document_id": str(chunk.document_id),
+                "chunk_index": chunk.chunk_index,
+                "knowledge_base_id": str(item.knowledge_base_id),
+            },
+        )
+    if item.kind == ItemKind.NOTE:
         note = item.note
-        hit.id, hit.content = note.id, note.content
-        hit.metadata = {
-            "path": note.path,
-            "title": note.title,
-            "scope": note.scope,
-            "tags": note.tags,
-            "version": note.version,
-        }
-    elif item.kind == ItemKind.ARTIFACT:
+        assert note is not None
+        return (
+            note.id,
+            note.content,
+            {
+                "path": note.path,
+                "title": note.title,
+                "scope": note.scope,
+                "tags": note.tags,
+                "version": note.version,
+            },
+        )
+    if item.kind == ItemKind.ARTIFACT:
         artifact = item.artifact
-        hit.id = artifact.id  # the content is the artifact's text, as indexed
-        hit.metadata = {
-            "name": artifact.name,
-            "kind": artifact.kind,
-            "content_type": artifact.content_type,
-            "size_bytes": artifact.size_bytes,
-            "run_id": str(artifact.run_id),
-        }
-    else:
-        entry = item.entry
-        hit.id, hit.content = entry.id, entry.content
-        hit.metadata = {**entry.metadata, "source": entry.source, "status": entry.status}
-    return hit
+        assert artifact is not None
+        # The content is the artifact's text, as indexed (its bytes are deferred).
+        return (
+            artifact.id,
+            item.content,
+            {
+                "name": artifact.name,
+                "kind": artifact.kind,
+                "content_type": artifact.content_type,
+                "size_bytes": artifact.size_bytes,
+                "run_id": str(artifact.run_id),
+            },
+        )
+    entry = item.entry
+    assert entry is not None
+    return (
+        entry.id,
+        entry.content,
+        {**entry.metadata, "source": entry.source, "status": entry.status},
+    )
 
 
 def _message_hit(message, score: float, signals: dict) -> Hit:
@@ -513,8 +542,8 @@ def hits_by_id(*, kind: str, ids) -> dict[str, Hit]:
 
 
 # Messages belong to the threads app, above this one; the search index reaches them through
-# its own relation rather than an import.
-_Message = SearchItem._meta.get_field("message").related_model
+# its own relation rather than an import; so its fields are not known here (Any).
+_Message: Any = SearchItem._meta.get_field("message").related_model
 
 
 def _message_hits(winners: list[Fused], before: int, after: int) -> dict[int, Hit]:
@@ -557,10 +586,11 @@ def _message_hits(winners: list[Fused], before: int, after: int) -> dict[int, Hi
         if entry.item_id in by_item
     }
     shown = {(hit.thread_id, hit.seq) for hit in hits.values()}
-    for hit in hits.values():
+    for item_id, hit in hits.items():
+        seq = by_item[item_id].seq  # the hit's own message's (a hit's seq may be None)
         ranges = []
-        for seqs in (range(hit.seq - before, hit.seq), range(hit.seq + 1, hit.seq + after + 1)):
-            places = [(hit.thread_id, seq) for seq in seqs if (hit.thread_id, seq) in by_place]
+        for seqs in (range(seq - before, seq), range(seq + 1, seq + after + 1)):
+            places = [(hit.thread_id, at) for at in seqs if (hit.thread_id, at) in by_place]
             ranges.append([_context_message(by_place[p]) for p in places if p not in shown])
             shown.update(places)
         hit.context = MessageRange(before=ranges[0], after=ranges[1])

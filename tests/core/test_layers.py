@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
-CONTRACTS = 2
+CONTRACTS = 4
 
 
 def _lint_imports(project: Path) -> subprocess.CompletedProcess:
@@ -74,6 +74,21 @@ def test_an_untouched_copy_keeps_them_too(copy):
             "apps/core/leak.py",
             "from memory_console import settings\n",
             "apps is not allowed to import memory_console",
+        ),
+        (  # a vendor SDK outside providers, even inside a function
+            "apps/knowledge/leak.py",
+            "def embed():\n    import openai\n",
+            "- apps.knowledge.leak -> openai",
+        ),
+        (  # a search backend from outside the search app
+            "apps/context/leak.py",
+            "from apps.search.backends import backend\n",
+            "- apps.context.leak -> apps.search.backends",
+        ),
+        (  # a backend's own module, from an app allowed to import search itself
+            "apps/threads/leak.py",
+            "from apps.search.backends.sqlite import bm25_scores\n",
+            "- apps.threads.leak -> apps.search.backends.sqlite",
         ),
         (  # a new app that has not chosen its layer
             "apps/newarea/__init__.py",

@@ -1,12 +1,7 @@
 import pytest
-from rest_framework.renderers import JSONRenderer
 
-from apps.api.renderers import OrjsonRenderer
-from apps.api.v1.search import SearchResultSerializer, result_json
 from apps.jobs.services import job_run_pending
-from apps.knowledge.selectors import knowledge_base_list
 from apps.memconfig.services import config_update
-from apps.search.selectors import search_for_agent
 from apps.threads.models import Message
 from tests.conftest import recorded_sql
 
@@ -317,42 +312,6 @@ def test_knowledge_and_episodic_hits_carry_no_message_fields(alice):
         assert (r["seq"], r["role"], r["kind"], r["name"], r["payload"], r["context"]) == (
             (None,) * 6
         )
-
-
-def test_results_are_what_the_result_serializer_gives(alice):
-    """The view builds each result directly; its schema's serializer must give the same bytes."""
-    config_update(agent=alice.agent, changes={"episodic_approval_required": False}, changed_by="t")
-    thread = _conversation(alice, ["intro", "the harbour crane is down", "closing"])
-    alice.append(
-        thread["id"],
-        {
-            "role": "assistant",
-            "kind": "tool_call",
-            "name": "crane_status",
-            "content": "harbour crane",
-            "payload": {"crane": 4, "nested": {"ok": False, "at": None}},
-        },
-    )
-    alice.post("/api/v1/memory/upsert", {"content": "harbour crane manual", "namespace": "ops"})
-    alice.post("/api/v1/episodic", {"content": "Ann runs the harbour crane", "resource_id": "ann"})
-    alice.post("/api/v1/notes", {"path": "ops/crane.md", "content": "# Harbour crane\nCheck."})
-    job_run_pending()
-
-    found = search_for_agent(
-        agent=alice.agent,
-        query="harbour crane",
-        kinds=["message", "chunk", "entry", "note"],
-        knowledge_base_ids=tuple(
-            knowledge_base_list(project=alice.agent.project).values_list("id", flat=True)
-        ),
-        message_range=(1, 1),
-    )
-
-    assert {hit.type for hit in found.hits} == {"message", "knowledge", "episodic", "note"}
-    assert any(hit.context and hit.context.before for hit in found.hits)
-    ours = OrjsonRenderer().render([result_json(hit) for hit in found.hits])
-    schema = JSONRenderer().render(SearchResultSerializer(found.hits, many=True).data)
-    assert ours == schema
 
 
 def test_the_thread_is_looked_up_only_when_no_message_hit_proves_it_the_agents(alice):
