@@ -6,7 +6,7 @@ the manifest stores them column by column, as it stores the kept items.
 
 from dataclasses import dataclass
 
-from apps.context.render import Piece
+from apps.context.render import Piece, seq_of
 
 # Left-out pieces listed per block: the rest are counted. A long thread's cut history is a few
 # ranges of messages, so this bounds a manifest without hiding what matters.
@@ -49,10 +49,10 @@ def left_out_pieces(
         out["recall"] = LeftOut(hits, len(hits))
     recent = candidates.get("recent") or []
     if unread_messages > 0 and recent:
-        first = recent[0].seq
-        cut = out.setdefault("recent", LeftOut([], 0))
-        cut.older = (max(1, first - unread_messages), first - 1)
-        cut.count += unread_messages
+        first = seq_of(recent[0])
+        older = out.setdefault("recent", LeftOut([], 0))
+        older.older = (max(1, first - unread_messages), first - 1)
+        older.count += unread_messages
     return out
 
 

@@ -49,7 +49,8 @@ def lexical_terms(text: str) -> list[Term]:
     """
     words = _WORD.findall(without_relative_words(text).lower())
     language = query_language(words, STOPWORDS)
-    dropped, stemmed = STOPWORDS, ()
+    dropped: frozenset[str] = STOPWORDS
+    stemmed: tuple[str, ...] = ()
     if language is None:
         stemmed = STEMMED
     elif language in STOPWORDS_BY_LANGUAGE:
