@@ -47,7 +47,7 @@ def test_an_operator_reads_an_observation_band_and_what_the_agent_saw(operator_l
 
     page.click("#m-13 >> text=context given before this turn")
     expect(page.locator("h1")).to_have_text("What the agent saw")
-    expect(page.locator("#block-observations pre")).to_contain_text("[#1] User: Ticket 1")
+    expect(page.locator("#block-observations pre")).to_contain_text("User: Ticket 1: router XR-1")
     expect(page.locator("#block-recent")).to_contain_text("message #12")
     expect(page.locator("#context-budget svg.budget-bar")).to_be_visible()
     expect(page.locator("#context-budget rect.budget-used")).not_to_have_count(0)

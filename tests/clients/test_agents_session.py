@@ -2,6 +2,7 @@
 
 import asyncio
 import importlib.util
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,11 @@ ITEMS = [
 
 
 def run(coroutine):
-    return asyncio.run(coroutine)
+    """Run the coroutine on an event loop of its own, in a thread of its own: in one test run
+    the browser tests' Playwright keeps a loop running in this thread, and asyncio.run()
+    refuses to start a second one there."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def test_items_go_in_come_out_pop_and_clear(mc):
