@@ -13,7 +13,6 @@ from apps.observations.failures import failure_record
 from apps.observations.models import (
     Method,
     Observation,
-    ObservationFailure,
     ObservationProgress,
     Stage,
 )
@@ -31,6 +30,10 @@ FRESH_RATIO = 0.5
 _DIGEST_CHUNK_TOKENS = 50_000
 
 
+# What a failed or refused model reflection is replaced by: the rules' (condense.py).
+TAKEN_OVER = "extractive reflection stored instead"
+
+
 class _Superseded(Exception):
     """Another job changed the active set while this reflection was being computed."""
 
@@ -40,14 +43,14 @@ def thread_reflect(*, thread, config, chat: ChatModel | None) -> Observation | N
 
     1. Read the active set S (superseded_by null, ordered by first_seq) and the generation G.
        Reflect when S holds BUFFER_RATIO of reflector_observation_tokens, has two rows or more,
-       and FRESH_RATIO of the threshold came from observations newer than the last reflection;
-       not again on the same S after a model failure (new observations lift that).
-    2. Compute the reflection: the model's, or without a model the sources merged extractively.
-       A failed, empty or malformed answer is recorded and the old generation kept (stop).
+       and FRESH_RATIO of the threshold came from observations newer than the last reflection.
+    2. Compute the reflection: the model's, or without a model the rules' (condense.py). A
+       failed, cut, refused, empty or malformed answer is recorded and the rules' reflection
+       takes its place.
     3. Check it: every identifier (ids, URLs, file names, numbers) of S and of the uncut digest
        of the messages S covers must be in it (an observation may hold one cut short), and
        every error line and decision in substance (extractive.essentials_dropped), and it must
-       be shorter than S, or it falls back to S's text merged extractively (recorded).
+       be shorter than S, or the rules' reflection takes its place (recorded).
     4. Publish atomically: move the generation from G to G+1 with a conditional UPDATE, store
        the reflection (G+1, seq 1…last of S) and point every row of S at it. If G had moved or a
        row of S was superseded meanwhile, another job reflected first: roll back.
@@ -56,7 +59,7 @@ def thread_reflect(*, thread, config, chat: ChatModel | None) -> Observation | N
         Observation.objects.filter(thread=thread, superseded_by__isnull=True).order_by("first_seq")
     )
     generation = progress_get(thread=thread).generation
-    if not _due(thread, active, generation, config, chat):
+    if not _due(active, config):
         return None
     sources = [observation.content for observation in active]
     if chat is None:
@@ -65,8 +68,9 @@ def thread_reflect(*, thread, config, chat: ChatModel | None) -> Observation | N
         try:
             content, method = _reflect(chat, sources), Method.LLM
         except LLMError as error:
-            _record(thread, active, generation, chat, error, "kept the previous generation")
-            return None
+            _record(thread, active, generation, chat, error, TAKEN_OVER)
+            content, method = _condensed(thread, active, generation, sources)
+            return _published(thread, active, generation, content, method, chat)
         text = "\n".join(sources)
         required = extractive.identifiers_in(text) | _covered_identifiers(thread, active)
         missing = {token for token in required if "…" not in token}
@@ -79,15 +83,12 @@ def thread_reflect(*, thread, config, chat: ChatModel | None) -> Observation | N
                 + [f"the line {line[:120]!r}" for line in dropped[:5]]
                 + [f"nothing: it is not shorter than its sources ({len(text)} characters)"] * longer
             )
-            _record(
-                thread,
-                active,
-                generation,
-                chat,
-                f"the reflection dropped {shown}",
-                "sources concatenated instead",
-            )
-            content, method = extractive.observations_merge(sources), Method.CONCATENATED
+            _record(thread, active, generation, chat, f"the reflection dropped {shown}", TAKEN_OVER)
+            content, method = _condensed(thread, active, generation, sources)
+    return _published(thread, active, generation, content, method, chat)
+
+
+def _published(thread, active, generation, content, method, chat) -> Observation | None:
     try:
         return _publish(thread, active, generation, content, method, chat)
     except _Superseded:
@@ -123,23 +124,13 @@ def _covered_identifiers(thread, active) -> set[str]:
     return found
 
 
-def _due(thread, active, generation, config, chat) -> bool:
+def _due(active, config) -> bool:
     threshold = config["reflector_observation_tokens"]
     total = sum(row.tokens for row in active)
     fresh = sum(row.tokens for row in active if not row.is_reflection)
-    if len(active) < 2 or total < BUFFER_RATIO * threshold or fresh < FRESH_RATIO * threshold:
-        return False
-    if chat is None:
-        return True
-    failed_before = ObservationFailure.objects.filter(
-        thread=thread,
-        stage=Stage.REFLECTOR,
-        generation=generation,
-        first_seq=active[0].first_seq,
-        last_seq=active[-1].last_seq,
-        outcome="kept the previous generation",
+    return (
+        len(active) >= 2 and total >= BUFFER_RATIO * threshold and fresh >= FRESH_RATIO * threshold
     )
-    return not failed_before.exists()
 
 
 def _reflect(chat: ChatModel, sources: list[str]) -> str:

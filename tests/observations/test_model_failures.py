@@ -22,6 +22,7 @@ from apps.observations.models import (
     ThreadSummary,
 )
 from apps.observations.prompts import compaction, observer, reflector
+from apps.observations.reflector import TAKEN_OVER
 from apps.providers.answers import identifiers_in
 from tests.observations.conftest import configure, system_text, user_text, words
 
@@ -281,25 +282,25 @@ def _reflected_thread(actor, llm, make) -> str:
         if name in ("truncated", "empty", "refusal", "refusal-text")
     ],
 )
-def test_a_failed_reflection_keeps_the_generation_whole(alice, llm, make, says):
+def test_a_failed_reflection_is_replaced_by_the_rules_reflection(alice, llm, make, says):
     thread = _reflected_thread(alice, llm, make)
 
-    assert not Observation.objects.filter(thread_id=thread, is_reflection=True).exists()
-    active = Observation.objects.filter(thread_id=thread, superseded_by__isnull=True)
-    assert active.count() == Observation.objects.filter(thread_id=thread).count() >= 2
-    assert ObservationProgress.objects.get(thread_id=thread).generation == 1
+    reflection = Observation.objects.get(thread_id=thread, is_reflection=True)
+    assert reflection.method == Method.EXTRACTIVE
+    assert Observation.objects.filter(thread_id=thread, superseded_by=reflection).count() >= 2
+    assert ObservationProgress.objects.get(thread_id=thread).generation == 2
     failure = ObservationFailure.objects.get(thread_id=thread, stage="reflector")
-    assert says in failure.error and failure.outcome == "kept the previous generation"
+    assert says in failure.error and failure.outcome == TAKEN_OVER
 
 
-def test_a_reflection_longer_than_its_sources_falls_back_to_them_merged(alice, llm):
+def test_a_reflection_longer_than_its_sources_is_replaced_by_the_rules_reflection(alice, llm):
     def longer(body):
         return as_json("reflector", faithful(body) + " " + user_text(body))
 
     thread = _reflected_thread(alice, llm, longer)
 
     reflection = Observation.objects.get(thread_id=thread, is_reflection=True)
-    assert reflection.method == Method.CONCATENATED
+    assert reflection.method == Method.EXTRACTIVE
     assert "build-10" in reflection.content and "build-60" in reflection.content
     failure = ObservationFailure.objects.get(thread_id=thread, stage="reflector")
     assert "not shorter than its sources" in failure.error

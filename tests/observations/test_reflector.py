@@ -7,8 +7,10 @@ import pytest
 
 from apps.jobs.services import job_run_pending
 from apps.observations import extractive
+from apps.observations.condense import condense
 from apps.observations.models import Method, Observation, ObservationFailure
 from apps.observations.prompts import observer, reflector
+from apps.observations.reflector import TAKEN_OVER
 from apps.observations.services import observations_update
 from apps.threads.selectors import thread_get
 from tests.observations.conftest import configure, system_text, user_text, words
@@ -64,21 +66,21 @@ BAD_REFLECTIONS = [
 
 
 @pytest.mark.parametrize("answer, says", BAD_REFLECTIONS)
-def test_a_failed_empty_or_malformed_reflection_keeps_the_previous_generation(
+def test_a_failed_empty_or_malformed_reflection_is_replaced_by_the_rules_reflection(
     alice, llm, answer, says
 ):
     thread = _observed_thread(alice, llm, answer)
 
     job_run_pending()
 
-    rows = Observation.objects.filter(thread_id=thread)
-    assert rows.count() >= 2
-    assert not rows.filter(is_reflection=True).exists()
-    assert not rows.filter(superseded_by__isnull=False).exists()
-    assert {row.generation for row in rows} == {1}
+    reflection = Observation.objects.get(thread_id=thread, is_reflection=True)
+    sources = Observation.objects.filter(thread_id=thread, superseded_by=reflection)
+    assert sources.count() >= 2 and reflection.generation == 2
+    assert reflection.method == Method.EXTRACTIVE and reflection.model == ""
+    assert reflection.content == condense([row.content for row in sources.order_by("first_seq")])
     failure = ObservationFailure.objects.get(thread_id=thread, stage="reflector")
     assert says in failure.error
-    assert failure.outcome == "kept the previous generation"
+    assert failure.outcome == TAKEN_OVER
     assert (failure.first_seq, failure.last_seq) == (1, 6)
 
 
@@ -114,7 +116,7 @@ def test_a_whole_reflection_supersedes_the_observations_it_condenses(alice, llm)
     assert reflection.message_tokens == sum(row.message_tokens for row in sources)
 
 
-def test_a_reflection_that_drops_an_identifier_falls_back_to_its_sources_text(alice, llm):
+def test_a_reflection_that_drops_an_identifier_is_replaced_by_the_rules_reflection(alice, llm):
     thread = _observed_thread(
         alice, llm, lambda body: json.dumps({"reflection": _ids(body).replace("build-30", "")})
     )
@@ -123,14 +125,12 @@ def test_a_reflection_that_drops_an_identifier_falls_back_to_its_sources_text(al
 
     reflection = Observation.objects.get(thread_id=thread, is_reflection=True)
     sources = Observation.objects.filter(thread_id=thread, superseded_by=reflection)
-    assert reflection.method == Method.CONCATENATED
-    assert reflection.content == extractive.observations_merge(
-        [row.content for row in sources.order_by("first_seq")]
-    )
+    assert reflection.method == Method.EXTRACTIVE
+    assert reflection.content == condense([row.content for row in sources.order_by("first_seq")])
     assert "build-30" in reflection.content
     failure = ObservationFailure.objects.get(thread_id=thread, stage="reflector")
     assert failure.error == "the reflection dropped build-30"
-    assert failure.outcome == "sources concatenated instead"
+    assert failure.outcome == TAKEN_OVER
 
 
 ERROR_LINE = "Deploy of build-40 failed: the registry refused the connection."
@@ -150,7 +150,7 @@ def _thread_with_an_error_and_a_decision(actor, llm, reflection) -> str:
     return thread
 
 
-def test_a_reflection_that_drops_an_error_line_or_a_decision_falls_back_to_its_sources(alice, llm):
+def test_a_reflection_that_drops_an_error_line_or_a_decision_is_replaced(alice, llm):
     thread = _thread_with_an_error_and_a_decision(
         alice, llm, lambda body: json.dumps({"reflection": "Deployed: " + _ids(body)})
     )
@@ -158,7 +158,7 @@ def test_a_reflection_that_drops_an_error_line_or_a_decision_falls_back_to_its_s
     job_run_pending()
 
     reflection = Observation.objects.get(thread_id=thread, is_reflection=True)
-    assert reflection.method == Method.CONCATENATED
+    assert reflection.method == Method.EXTRACTIVE
     assert ERROR_LINE in reflection.content and DECISION_LINE in reflection.content
     failure = ObservationFailure.objects.get(thread_id=thread, stage="reflector")
     assert "registry refused the connection" in failure.error
