@@ -1,4 +1,4 @@
-"""Local embedder benchmark: how fast local:minilm-onnx embeds, and what it costs in memory.
+"""Local embedder benchmark: how fast a local embedder embeds, and what it costs in memory.
 
 In one process, with no database: the time to load the model, the resident memory after loading
 and after a batch of texts longer than the model's 256 word pieces, the indexing rate (texts per
@@ -8,7 +8,7 @@ vector job calling embed() on the new messages; the database writes beside it ar
 the model's time. The machine's other work shows in the wall-clock rate, hence best and median.
 
 Run it with:
-    .venv/bin/python bench/local_embedder.py [--rounds 5] [--queries 50]
+    .venv/bin/python bench/local_embedder.py [--model local:minilm-onnx] [--rounds 5] [--queries 50]
 """
 
 import argparse
@@ -33,15 +33,18 @@ def resident_mb() -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="local:minilm-onnx", help="a local:<name> embedder")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--queries", type=int, default=50)
     args = parser.parse_args()
 
     from apps.providers.embeddings import embedder_for
+    from apps.providers.local_embedder import LOCAL_MODELS
 
     texts = source_texts()
     started = time.perf_counter()
-    embedder = embedder_for("local:minilm-onnx", 384)
+    dimensions, _ = LOCAL_MODELS[args.model.removeprefix("local:")]
+    embedder = embedder_for(args.model, dimensions)
     print(f"load: {time.perf_counter() - started:.2f} s, resident {resident_mb():.0f} MB")
 
     batches = [texts[i : i + BATCH] for i in range(0, BATCH * BATCHES_PER_ROUND, BATCH)]
@@ -73,6 +76,8 @@ def main() -> None:
     long_texts = [" ".join(texts[i : i + 40]) for i in range(0, BATCH * 40, 40)]
     embedder.embed(long_texts)
     print(f"resident after {len(long_texts)} texts past 256 word pieces: {resident_mb():.0f} MB")
+    peak = int(re.search(r"VmHWM:\s+(\d+)", Path("/proc/self/status").read_text()).group(1))
+    print(f"peak resident: {peak / 1024:.0f} MB")
 
 
 if __name__ == "__main__":
