@@ -7,7 +7,7 @@ from rest_framework.views import APIView
 from apps.actions.models import Delivery
 from apps.actions.selectors import action_list
 from apps.actions.services import NAME
-from apps.api.v1.common import paginate, paginated, principal
+from apps.api.v1.common import PAGE_PARAMETERS, paginate, paginated, principal
 from apps.threads import selectors as thread_selectors
 
 
@@ -33,8 +33,7 @@ class ActionListApi(APIView):
         operation_id="actions_list",
         parameters=[
             OpenApiParameter("name", str, description="Only actions of this name."),
-            OpenApiParameter("limit", int),
-            OpenApiParameter("cursor", str),
+            *PAGE_PARAMETERS,
         ],
         responses=paginated(ActionSerializer),
     )

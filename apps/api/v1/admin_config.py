@@ -20,7 +20,7 @@ from apps.api.v1.admin_common import (
     admin_actor,
     level_of,
 )
-from apps.api.v1.common import INTEGER_MAX, StrictSerializer, paginate, paginated
+from apps.api.v1.common import INTEGER_MAX, PAGE_PARAMETERS, StrictSerializer, paginate, paginated
 from apps.core.errors import ApplicationError, Conflict
 from apps.memconfig.selectors import config_level_get, config_level_versions
 from apps.memconfig.services import config_rollback, config_update
@@ -144,8 +144,7 @@ class ConfigVersionListApi(APIView):
         operation_id="admin_config_versions_list",
         parameters=[
             *LEVEL_PARAMETERS,
-            OpenApiParameter("limit", int, description="Page size."),
-            OpenApiParameter("cursor", str, description="From a page's next/previous link."),
+            *PAGE_PARAMETERS,
         ],
         responses=paginated(ConfigVersionSerializer),
         description="Each change of a level, newest first, with who, when, before and after.",

@@ -5,7 +5,7 @@ Writes go through the console's services (apps.actions.services), audited the sa
 address is checked against the outbound guard when saved, as the console's form does.
 """
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,7 +20,7 @@ from apps.actions.services import (
     webhook_save,
 )
 from apps.api.v1.admin_common import ADMIN_PERMISSIONS, admin_actor
-from apps.api.v1.common import StrictSerializer, paginate, paginated, principal
+from apps.api.v1.common import PAGE_PARAMETERS, StrictSerializer, paginate, paginated, principal
 from apps.core.errors import Conflict, NotFound
 
 
@@ -86,10 +86,7 @@ class WebhookListApi(APIView):
 
     @extend_schema(
         operation_id="admin_webhooks_list",
-        parameters=[
-            OpenApiParameter("limit", int, description="Page size."),
-            OpenApiParameter("cursor", str, description="From a page's next/previous link."),
-        ],
+        parameters=PAGE_PARAMETERS,
         responses=paginated(WebhookSerializer),
         description="The key's project's action webhooks, by name.",
     )

@@ -11,7 +11,14 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.api.v1.common import StrictSerializer, actor_name, paginate, paginated, principal
+from apps.api.v1.common import (
+    PAGE_PARAMETERS,
+    StrictSerializer,
+    actor_name,
+    paginate,
+    paginated,
+    principal,
+)
 from apps.api.v1.parsers import DepthSafeJSONParser, PlainNameMultiPartParser
 from apps.core.errors import PayloadTooLarge
 from apps.runstate import selectors as runstate_selectors
@@ -112,8 +119,7 @@ class ArtifactListApi(APIView):
         operation_id="artifacts_list",
         parameters=[
             OpenApiParameter("run_id", uuid.UUID, description="Only this run's artifacts."),
-            OpenApiParameter("limit", int),
-            OpenApiParameter("cursor", str),
+            *PAGE_PARAMETERS,
         ],
         responses=paginated(ArtifactSerializer),
     )

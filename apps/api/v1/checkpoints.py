@@ -1,11 +1,12 @@
 """Human-in-the-loop checkpoints of a run (resumed at most once) and the run's UI snapshot."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.api.v1.common import (
+    PAGE_PARAMETERS,
     JsonObjectField,
     StorableJsonField,
     StrictSerializer,
@@ -37,7 +38,7 @@ class CheckpointListApi(APIView):
 
     @extend_schema(
         operation_id="checkpoints_list",
-        parameters=[OpenApiParameter("limit", int), OpenApiParameter("cursor", str)],
+        parameters=PAGE_PARAMETERS,
         responses=paginated(CheckpointSerializer),
     )
     def get(self, request, run_id):

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import models
 from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions, serializers
 from rest_framework.pagination import CursorPagination
 
@@ -204,6 +205,17 @@ def parse_limit(raw: str, *, maximum: int) -> int:
         )
     return limit
 
+
+# The query parameters of every cursor-paginated list, for its schema (paginate() reads them).
+PAGE_PARAMETERS = [
+    OpenApiParameter(
+        "limit",
+        int,
+        description=f"Page size: 1 to {settings.API_MAX_PAGE_SIZE} "
+        f"(default {settings.API_PAGE_SIZE}).",
+    ),
+    OpenApiParameter("cursor", str, description="From a page's next/previous link."),
+]
 
 _paginated_classes: dict[type, type] = {}
 

@@ -5,7 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.api.v1.common import StrictSerializer, paginate, paginated, principal
+from apps.api.v1.common import PAGE_PARAMETERS, StrictSerializer, paginate, paginated, principal
 from apps.context.assembly import context_assemble
 from apps.context.snapshots import snapshot_diff, snapshot_get, snapshot_list, snapshot_replay
 from apps.memconfig.selectors import config_effective
@@ -219,7 +219,7 @@ class ContextDetailApi(APIView):
 class ContextListApi(APIView):
     @extend_schema(
         operation_id="contexts_list",
-        parameters=[OpenApiParameter("limit", int), OpenApiParameter("cursor", str)],
+        parameters=PAGE_PARAMETERS,
         responses=paginated(ContextListItemSerializer),
         description="The thread's contexts, newest first.",
     )

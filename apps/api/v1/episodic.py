@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.api.v1.common import (
+    PAGE_PARAMETERS,
     JsonObjectField,
     MetadataField,
     StrictSerializer,
@@ -121,8 +122,7 @@ class EntryListApi(APIView):
                 description="Where entries came from, as the approval rules name it "
                 "(agent proposals, extraction, consolidation, memory_action markers, api).",
             ),
-            OpenApiParameter("limit", int),
-            OpenApiParameter("cursor", str),
+            *PAGE_PARAMETERS,
         ],
         responses=paginated(EntrySerializer),
     )

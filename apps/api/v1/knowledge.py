@@ -5,7 +5,14 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.api.v1.common import StrictSerializer, actor_name, paginate, paginated, principal
+from apps.api.v1.common import (
+    PAGE_PARAMETERS,
+    StrictSerializer,
+    actor_name,
+    paginate,
+    paginated,
+    principal,
+)
 from apps.api.v1.parsers import DepthSafeJSONParser, PlainNameMultiPartParser
 from apps.core.errors import PayloadTooLarge
 from apps.knowledge import selectors, services
@@ -61,7 +68,7 @@ class KnowledgeBaseListApi(APIView):
 
     @extend_schema(
         operation_id="knowledge_bases_list",
-        parameters=[OpenApiParameter("limit", int), OpenApiParameter("cursor", str)],
+        parameters=PAGE_PARAMETERS,
         responses=paginated(KnowledgeBaseSerializer),
     )
     def get(self, request):
@@ -103,8 +110,7 @@ class DocumentListApi(APIView):
         operation_id="documents_list",
         parameters=[
             OpenApiParameter("status", str, enum=DocumentStatus.values),
-            OpenApiParameter("limit", int),
-            OpenApiParameter("cursor", str),
+            *PAGE_PARAMETERS,
         ],
         responses=paginated(DocumentSerializer),
     )
@@ -202,7 +208,7 @@ class DocumentReindexApi(APIView):
 class DocumentChunksApi(APIView):
     @extend_schema(
         operation_id="documents_chunks",
-        parameters=[OpenApiParameter("limit", int), OpenApiParameter("cursor", str)],
+        parameters=PAGE_PARAMETERS,
         responses=paginated(ChunkSerializer),
     )
     def get(self, request, document_id):

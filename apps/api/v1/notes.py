@@ -7,6 +7,7 @@ from rest_framework.views import APIView
 
 from apps.api.v1.common import (
     INTEGER_MAX,
+    PAGE_PARAMETERS,
     StrictSerializer,
     actor_name,
     paginate,
@@ -82,8 +83,7 @@ class NoteListApi(APIView):
             OpenApiParameter("scope", str, enum=NoteScope.values),
             OpenApiParameter("tag", str, description="Only notes with this tag."),
             OpenApiParameter("path_prefix", str, description="Only paths starting with this."),
-            OpenApiParameter("limit", int),
-            OpenApiParameter("cursor", str),
+            *PAGE_PARAMETERS,
         ],
         responses=paginated(NoteSerializer),
     )

@@ -5,7 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.api.v1.common import paginate, paginated, principal
+from apps.api.v1.common import PAGE_PARAMETERS, paginate, paginated, principal
 from apps.observations import selectors as observation_selectors
 from apps.threads import selectors as thread_selectors
 
@@ -43,8 +43,7 @@ class ObservationListApi(APIView):
                 enum=["active", "superseded"],
                 description="Only the active set (covering seq 1…K) or only superseded rows.",
             ),
-            OpenApiParameter("limit", int),
-            OpenApiParameter("cursor", str),
+            *PAGE_PARAMETERS,
         ],
         responses=paginated(ObservationSerializer),
         description="The thread's observations and reflections, active and superseded, oldest "

@@ -7,6 +7,7 @@ from rest_framework.views import APIView
 
 from apps.api.v1.common import (
     INTEGER_MAX,
+    PAGE_PARAMETERS,
     MetadataField,
     StrictSerializer,
     paginate,
@@ -118,8 +119,7 @@ class IterationListApi(APIView):
         operation_id="iterations_list",
         parameters=[
             OpenApiParameter("task", str, description="Only attempts at this task."),
-            OpenApiParameter("limit", int),
-            OpenApiParameter("cursor", str),
+            *PAGE_PARAMETERS,
         ],
         responses=paginated(IterationSerializer),
     )

@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.api.v1.common import (
+    PAGE_PARAMETERS,
     JsonObjectField,
     MetadataField,
     StrictSerializer,
@@ -52,8 +53,7 @@ class ThreadListApi(APIView):
         parameters=[
             OpenApiParameter("resource_id", str, description="Only threads of this resource."),
             OpenApiParameter("channel", str, description="Only threads of this channel."),
-            OpenApiParameter("limit", int, description="Page size."),
-            OpenApiParameter("cursor", str, description="From a page's next/previous link."),
+            *PAGE_PARAMETERS,
         ],
         responses=paginated(ThreadSerializer),
     )
