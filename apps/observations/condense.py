@@ -69,6 +69,18 @@ def condense(texts: list[str]) -> str:
     return "\n".join(entry.render() for entry in _condensed(texts))
 
 
+def condense_keeping(texts: list[str]) -> str | None:
+    """Return the digests condensed, or None when condensing would lose an identifier, an
+    error or a decision of theirs (extractive.essentials_dropped): the caller keeps them."""
+    content = condense(texts)
+    text = "\n".join(texts)
+    if extractive.identifiers_in(text) - extractive.identifiers_in(content):
+        return None
+    if extractive.essentials_dropped(text, content):
+        return None
+    return content
+
+
 def condense_within(texts: list[str], budget: int) -> tuple[str, int]:
     """Return the digests condensed and cut to budget tokens, and how many entries went."""
     entries = _condensed(texts)
@@ -86,7 +98,7 @@ def condense_within(texts: list[str], budget: int) -> tuple[str, int]:
 
 def _condensed(texts: list[str]) -> list[Entry]:
     entries = _merged([_parse(entry) for text in texts for entry in _split(text)])
-    return _without_bare_replies(_tool_runs(entries))
+    return _answered_repeats(_without_bare_replies(_tool_runs(entries)))
 
 
 def _split(text: str) -> list[str]:
@@ -130,10 +142,8 @@ def _merged(entries: list[Entry]) -> list[Entry]:
     out = []
     for entry in entries:
         first = seen.get(entry.text)
-        if entry.date is not None:
-            out.append(entry)
-        elif first is None:
-            seen[entry.text] = entry
+        if first is None or entry.date is not None:
+            seen.setdefault(entry.text, entry)
             out.append(entry)
         else:
             first.refs += [ref for ref in entry.refs if ref not in first.refs]
@@ -210,4 +220,29 @@ def _without_bare_replies(entries: list[Entry]) -> list[Entry]:
             answered.add(id(previous))
         else:
             out.append(entry)
+    return out
+
+
+def _answered_repeats(entries: list[Entry]) -> list[Entry]:
+    """A line that repeats a question with its answer ("Ruth: …? → …"), or the question alone,
+    goes into the first line that has both: its references join it. A dated line stays (it
+    starts a session), and so does a different answer to the same question."""
+    answered: dict[str, Entry] = {}
+    for entry in entries:
+        said, arrow, _ = entry.text.partition(" → ")
+        if arrow:
+            answered.setdefault(said, entry)
+    out = []
+    for entry in entries:
+        said, arrow, _ = entry.text.partition(" → ")
+        line = answered.get(said)
+        if (
+            line is None
+            or line is entry
+            or entry.date is not None
+            or (arrow and entry.text != line.text)
+        ):
+            out.append(entry)
+        else:
+            line.refs += [ref for ref in entry.refs if ref not in line.refs]
     return out

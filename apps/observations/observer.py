@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from apps.observations import extractive
 from apps.observations.chunks import message_chunks
+from apps.observations.condense import condense_keeping
 from apps.observations.failures import failure_record
 from apps.observations.models import Method, Observation, ObservationProgress, Stage
 from apps.observations.prompts import observer as prompt
@@ -122,7 +123,15 @@ def _observe(thread, chunk, chat, generation) -> tuple[str, str]:
                 error=error,
                 outcome="extractive observations stored instead",
             )
-    return extractive.messages_digest(chunk), Method.EXTRACTIVE
+    return extractive_observations(chunk), Method.EXTRACTIVE
+
+
+def extractive_observations(chunk) -> str:
+    """The chunk's extractive digest, condensed as a reflection is (condense.py: repeats
+    merged, one tool's successful calls grouped, a reply on the line it answers, replies that
+    name nothing dropped), unless condensing would lose a fact of it."""
+    digest = extractive.messages_digest(chunk)
+    return condense_keeping([digest]) or digest
 
 
 def _observations_text(answer: dict, model: str) -> str:

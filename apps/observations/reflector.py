@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from apps.observations import extractive
 from apps.observations.chunks import message_chunks
-from apps.observations.condense import condense
+from apps.observations.condense import condense, condense_keeping
 from apps.observations.failures import failure_record
 from apps.observations.models import (
     Method,
@@ -98,12 +98,12 @@ def _published(thread, active, generation, content, method, chat) -> Observation
 def _condensed(thread, active, generation, sources: list[str]) -> tuple[str, str]:
     """The sources condensed without a model (condense.py), or merged when condensing would
     drop an identifier, an error or a decision of theirs (recorded)."""
-    content = condense(sources)
-    text = "\n".join(sources)
-    missing = extractive.identifiers_in(text) - extractive.identifiers_in(content)
-    dropped = extractive.essentials_dropped(text, content)
-    if not missing and not dropped:
+    content = condense_keeping(sources)
+    if content is not None:
         return content, Method.EXTRACTIVE
+    text, merged = "\n".join(sources), condense(sources)
+    missing = extractive.identifiers_in(text) - extractive.identifiers_in(merged)
+    dropped = extractive.essentials_dropped(text, merged)
     why = f"{len(missing)} identifier(s) and {len(dropped)} line(s) would go"
     error = f"the extractive reflection was not kept: {why}"
     _record(thread, active, generation, None, error, "sources concatenated instead")

@@ -128,3 +128,47 @@ def test_small_talk_alone_is_said_to_hold_nothing_to_remember():
     )
 
     assert extractive.undated(digest) == "[#1–2] nothing to remember"
+
+
+def test_a_question_asked_again_joins_its_first_asking_even_at_a_session_start():
+    first = "[#1–2] (2024-05-03 09:00) Dana: Can I export a project as PDF? → Yes: use Export …"
+    later = ["[#40] Dana: Can I export a project as PDF?", "[#41] Assistant: Yes: use Export …"]
+    again = "[#90] Dana: Can I export a project as PDF?"
+
+    reflection = condense([first, "\n".join(later), again])
+
+    assert reflection.count("Can I export a project as PDF?") == 1
+    assert reflection.startswith("[#1–2, #40–41, #90] (2024-05-03 09:00) Dana: Can I export")
+
+
+def test_observations_without_a_model_are_condensed_as_a_reflection_is():
+    from apps.observations.observer import extractive_observations
+
+    chunk = [
+        said(1, "user", "How do I archive a finished project?", name="Dana"),
+        said(2, "assistant", "Open the project menu and pick Archive; it leaves the sidebar."),
+        said(3, "user", "How do I archive a finished project?", name="Dana", minutes=3),
+        said(4, "assistant", "Sure, let me explain again how that works for you.", minutes=3),
+        said(5, "user", "Please move invoice INV-2291 to the Q3 folder.", name="Dana", minutes=4),
+    ]
+    digest = extractive.messages_digest(chunk)
+
+    observed = extractive_observations(chunk)
+
+    assert count_tokens(observed) < count_tokens(digest)
+    assert observed.count("How do I archive a finished project?") == 1  # asked twice, one line
+    assert "→ Open the project menu and pick Archive" in observed  # the reply on its question
+    assert "let me explain again" not in observed  # a reply that names nothing goes
+    assert "Please move invoice INV-2291 to the Q3 folder." in observed
+    assert extractive.identifiers_in(digest) <= extractive.identifiers_in(observed)
+
+
+def test_observations_stay_the_digest_when_condensing_would_lose_a_fact(monkeypatch):
+    from apps.observations import condense as condense_module
+    from apps.observations.observer import extractive_observations
+
+    chunk = [said(1, "user", "Please restart worker wk-7781 on host db-04.", name="Dana")]
+    # A condensing that lost the identifiers must not be stored: the digest is, whole.
+    monkeypatch.setattr(condense_module, "condense", lambda texts: "[#1] Dana: restart it")
+
+    assert extractive_observations(chunk) == extractive.messages_digest(chunk)
