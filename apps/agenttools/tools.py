@@ -12,24 +12,15 @@ from apps.context.assembly import context_assemble
 from apps.core.errors import NotFound, Unprocessable
 from apps.episodic import selectors as episodic_selectors
 from apps.episodic import services as episodic_services
-from apps.knowledge.selectors import knowledge_base_list
 from apps.memconfig.selectors import config_effective
+from apps.retrieval.selectors import retrieve
 from apps.runstate import selectors as runstate_selectors
 from apps.runstate import services as runstate_services
 from apps.search.results import search_answer
-from apps.search.selectors import search_for_agent, similarity_floor
 from apps.tenancy.selectors import resource_find
 from apps.tenancy.services import resource_get_or_create
 from apps.threads import selectors as thread_selectors
 from apps.threads import services as thread_services
-
-SCOPE_KINDS = {
-    "messages": "message",
-    "knowledge": "chunk",
-    "episodic": "entry",
-    "notes": "note",
-    "artifacts": "artifact",
-}
 
 
 def thread_of(caller: Caller, args: ThreadArguments, *, create: bool = False):
@@ -168,18 +159,12 @@ def search_memory(caller: Caller, args: SearchMemory) -> dict:
     """Search past messages of all your threads, the project's knowledge bases, your memory
     entries and notes by words and meaning; each hit has its score (notes also their path), and
     a message hit the messages around it. `warnings` comes only when there are any."""
-    kb_ids = ()
-    if "knowledge" in args.scopes:
-        kb_ids = tuple(
-            knowledge_base_list(project=caller.agent.project).values_list("id", flat=True)
-        )
-    found = search_for_agent(
+    found = retrieve(
         agent=caller.agent,
         query=args.query,
-        kinds=[SCOPE_KINDS[scope] for scope in args.scopes],
-        knowledge_base_ids=kb_ids,
+        scopes=list(args.scopes),
         top_k=args.top_k,
-        floor=similarity_floor(agent=caller.agent, value=args.min_similarity),
+        min_similarity=args.min_similarity,
     )
     # The same answer as POST /api/v1/search gives for the same search (apps/search/results.py).
     return search_answer(found)

@@ -26,17 +26,10 @@ from apps.context.snapshots import (
     snapshot_store,
     summary_piece,
 )
-from apps.knowledge.selectors import knowledge_base_list
 from apps.memconfig.selectors import config_effective
 from apps.observations.selectors import summary_latest
-from apps.search.models import ItemKind
+from apps.retrieval.selectors import ContextHits, retrieve_for_context
 from apps.search.query import query_terms
-from apps.search.selectors import (
-    query_embed,
-    search_each_for_agent,
-    search_for_agent,
-    similarity_floor,
-)
 from apps.threads.models import Role
 from apps.threads.selectors import message_latest, message_tail_within
 
@@ -159,8 +152,28 @@ def _candidates(agent, thread, query: str, config, history: str, max_tokens: int
     searched = _searched_blocks(query, config, window_start)
     if not searched:  # nor is the query embedded
         return found
-    embedding = query_embed(project_id=agent.project_id, query=query)
-    if embedding.failed:
+    hits = retrieve_for_context(
+        agent=agent,
+        thread=thread,
+        query=query,
+        top_k={
+            "memory": config["episodic_auto_inject_top_k"] if "memory" in searched else 0,
+            "knowledge": config["knowledge_top_k"] if "knowledge" in searched else 0,
+            "notes": config["notes_top_k"] if "notes" in searched else 0,
+        },
+        # Hits are asked for beyond top_k, by half the recent window, so that enough remain
+        # after the window's own are set aside (see _recall).
+        recall_top_k=(
+            config["semantic_recall_top_k"] + config["recent_window"] // 2
+            if "recall" in searched
+            else 0
+        ),
+        recall_range=(
+            config["semantic_recall_range_before"],
+            config["semantic_recall_range_after"],
+        ),
+    )
+    if hits.embedding.failed:
         found.warnings.append(
             {
                 "code": "vectors_unavailable",
@@ -168,9 +181,11 @@ def _candidates(agent, thread, query: str, config, history: str, max_tokens: int
                 "full-text and recency only.",
             }
         )
-    blocks.update(_ranked(agent, thread, query, config, embedding, searched))
+    for block in ("memory", "knowledge", "notes"):
+        if block in searched:
+            blocks[block] = [hit_piece(hit) for hit in hits.blocks[block]]
     if "recall" in searched:
-        found.recall = _recall(agent, thread, query, config, embedding, window_start)
+        found.recall = _recall(hits, config, window_start)
     return found
 
 
@@ -193,49 +208,7 @@ def _searched_blocks(query: str, config, window_start: int) -> list[str]:
     return [name for name, on in wanted.items() if on]
 
 
-def _ranked(agent, thread, query, config, embedding, searched) -> dict[str, list[Piece]]:
-    """The blocks ranked for the query (those of `searched`), each with its own top_k setting
-    and the agent's similarity floor (search_min_similarity, as POST /search applies it):
-
-    - memory: approved entries of this agent and end user (episodic_auto_inject_top_k, when
-      episodic_auto_inject is on);
-    - knowledge: the project's knowledge chunks (knowledge_top_k);
-    - notes: the agent's own notes and its project's shared ones (notes_top_k; a note is a
-      whole markdown page, so it is small by default, 3).
-    """
-    top_k = {}
-    if "memory" in searched:
-        top_k[ItemKind.ENTRY] = config["episodic_auto_inject_top_k"]
-    bases = ()
-    if "knowledge" in searched:
-        bases = tuple(knowledge_base_list(project=agent.project).values_list("id", flat=True))
-        if bases:
-            top_k[ItemKind.CHUNK] = config["knowledge_top_k"]
-    if "notes" in searched:
-        top_k[ItemKind.NOTE] = config["notes_top_k"]
-    if not top_k:
-        return {}
-    found = search_each_for_agent(
-        agent=agent,
-        query=query,
-        top_k=top_k,
-        resource_id=thread.resource_id,
-        without_resource=thread.resource_id is None,
-        knowledge_base_ids=bases,
-        embedding=embedding,
-        floor=similarity_floor(agent=agent, value=None),
-    )
-    return {
-        block: [hit_piece(hit) for hit in found.get(kind, [])]
-        for block, kind in (
-            ("memory", ItemKind.ENTRY),
-            ("knowledge", ItemKind.CHUNK),
-            ("notes", ItemKind.NOTE),
-        )
-    }
-
-
-def _recall(agent, thread, query, config, embedding, window_start: int) -> list[Stretch]:
+def _recall(found: ContextHits, config, window_start: int) -> list[Stretch]:
     """Past messages of the thread before the recent window that match the query, best first,
     each with the messages around it (semantic_recall_range_before/after).
 
@@ -249,19 +222,10 @@ def _recall(agent, thread, query, config, embedding, window_start: int) -> list[
     top_k = config["semantic_recall_top_k"]
     before = config["semantic_recall_range_before"]
     after = config["semantic_recall_range_after"]
-    found = search_for_agent(
-        agent=agent,
-        query=query,
-        kinds=[ItemKind.MESSAGE],
-        thread_id=thread.id,
-        top_k=top_k + config["recent_window"] // 2,
-        message_range=(before, after),
-        embedding=embedding,
-    )
-    hits = [hit for hit in found.hits if hit.seq < window_start][:top_k]
+    hits = [hit for hit in found.recall if hit.seq < window_start][:top_k]
     read = {
         message.seq: message
-        for hit in found.hits
+        for hit in found.recall
         for message in (hit, *hit.context.before, *hit.context.after)
     }
     stretches = []

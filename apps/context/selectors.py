@@ -5,8 +5,8 @@ from datetime import timedelta
 from apps.context.models import ContextSnapshot
 from apps.context.snapshots import manifest_items
 from apps.core.errors import NotFound
+from apps.retrieval.selectors import items_shown
 from apps.search.models import ItemKind
-from apps.search.selectors import hits_by_id
 from apps.threads.selectors import message_page
 
 # Timestamps come from the clocks of several workers: the time bounds below only narrow the
@@ -90,5 +90,5 @@ def _turn(snapshot, messages, before, last_seq: int) -> int | None:
 
 def chunk_documents(*, chunk_ids) -> dict[str, str]:
     """Return the document id of each of these chunks that is still indexed, by chunk id."""
-    hits = hits_by_id(kind=ItemKind.CHUNK, ids=chunk_ids)
+    hits = items_shown(kind=ItemKind.CHUNK, ids=chunk_ids)
     return {key: hit.metadata["document_id"] for key, hit in hits.items()}

@@ -28,8 +28,8 @@ from apps.observations.selectors import (
     summaries_by_id,
 )
 from apps.profiles.selectors import profile_get, session_memory_get
+from apps.retrieval.selectors import items_shown
 from apps.search.models import ItemKind
-from apps.search.selectors import hits_by_id
 from apps.threads.selectors import messages_by_id
 
 
@@ -317,17 +317,17 @@ def hit_piece(hit) -> Piece:
 
 
 def _entries(snapshot, ids) -> dict[str, Piece]:
-    found = hits_by_id(kind=ItemKind.ENTRY, ids=ids)
+    found = items_shown(kind=ItemKind.ENTRY, ids=ids)
     return {key: hit_piece(hit) for key, hit in found.items()}
 
 
 def _chunks(snapshot, ids) -> dict[str, Piece]:
-    found = hits_by_id(kind=ItemKind.CHUNK, ids=ids)
+    found = items_shown(kind=ItemKind.CHUNK, ids=ids)
     return {key: hit_piece(hit) for key, hit in found.items()}
 
 
 def _notes(snapshot, ids) -> dict[str, Piece]:
-    found = hits_by_id(kind=ItemKind.NOTE, ids=ids)
+    found = items_shown(kind=ItemKind.NOTE, ids=ids)
     return {key: hit_piece(hit) for key, hit in found.items()}
 
 

@@ -9,7 +9,7 @@ from apps.core.errors import ApplicationError, NotFound
 from apps.core.text import name_normalise, name_problem
 from apps.knowledge.models import Chunk, Document, KnowledgeBase
 from apps.search.models import ItemKind
-from apps.search.selectors import Floor, search_for_agent
+from apps.search.selectors import search_for_agent, similarity_floor
 from apps.tenancy.models import Project
 
 
@@ -125,16 +125,22 @@ class FoundChunk:
 
 
 def chunk_search(
-    *, agent, knowledge_base: KnowledgeBase, query: str, top_k: int, floor: Floor | None = None
+    *,
+    agent,
+    knowledge_base: KnowledgeBase,
+    query: str,
+    top_k: int,
+    min_similarity: float | None = None,
 ) -> tuple[list[FoundChunk], list[dict]]:
-    """Return the knowledge base's chunks ranked for the query, and the search's warnings."""
+    """Return the knowledge base's chunks ranked for the query, and the search's warnings;
+    min_similarity defaults to the agent's search_min_similarity."""
     found = search_for_agent(
         agent=agent,
         query=query,
         kinds=[ItemKind.CHUNK],
         knowledge_base_ids=(knowledge_base.id,),
         top_k=top_k,
-        floor=floor,
+        floor=similarity_floor(agent=agent, value=min_similarity),
     )
     chunks = Chunk.objects.in_bulk([hit.id for hit in found.hits])
     hits = [

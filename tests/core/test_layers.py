@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
-CONTRACTS = 4
+CONTRACTS = 5
 
 
 def _lint_imports(project: Path) -> subprocess.CompletedProcess:
@@ -89,6 +89,11 @@ def test_an_untouched_copy_keeps_them_too(copy):
             "apps/threads/leak.py",
             "from apps.search.backends.sqlite import bm25_scores\n",
             "- apps.threads.leak -> apps.search.backends.sqlite",
+        ),
+        (  # the API searching past the retrieval facade
+            "apps/api/v1/leak.py",
+            "from apps.search.selectors import search_for_agent\n",
+            "apps.api is not allowed to import apps.search.selectors",
         ),
         (  # a new app that has not chosen its layer
             "apps/newarea/__init__.py",

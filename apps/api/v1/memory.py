@@ -8,7 +8,6 @@ from rest_framework.views import APIView
 from apps.api.v1.common import MetadataField, StrictSerializer, actor_name, principal
 from apps.api.v1.search import (
     min_similarity_field,
-    similarity_floor,
     warnings_field,
     with_warnings,
 )
@@ -106,7 +105,7 @@ class MemorySearchApi(APIView):
             knowledge_base=kb,
             query=params["query"],
             top_k=params["top_k"],
-            floor=similarity_floor(agent=agent, value=params.get("min_similarity")),
+            min_similarity=params.get("min_similarity"),
         )
         results = [
             {

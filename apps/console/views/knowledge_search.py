@@ -1,7 +1,7 @@
 """Console page: search inside one knowledge base, as an agent of its project would.
 
 It runs the API's search (POST /api/v1/search with scopes ["knowledge"] and knowledge_base set):
-search_for_agent over this base's chunks, with the chosen agent's fusion settings and
+retrieve() over this base's chunks, with the chosen agent's fusion settings and
 search_min_similarity floor, so a curator sees the hits, scores and signals the agent gets.
 """
 
@@ -14,8 +14,7 @@ from apps.console.kb_search import TOP_K_DEFAULT, KnowledgeSearchForm
 from apps.console.roles import CURATOR, role_required
 from apps.console.views.knowledge import _found, render_documents
 from apps.knowledge.selectors import document_list, knowledge_base_by_id
-from apps.search.models import ItemKind
-from apps.search.selectors import search_for_agent, similarity_floor
+from apps.retrieval.selectors import retrieve
 
 
 @role_required(CURATOR)
@@ -27,13 +26,12 @@ def knowledge_base_search(request, kb_id):
     results = warnings = None
     if form.is_bound and form.is_valid():
         agent = form.cleaned_data["agent"]
-        found = search_for_agent(
+        found = retrieve(
             agent=agent,
             query=form.cleaned_data["q"],
-            kinds=[ItemKind.CHUNK],
-            knowledge_base_ids=(kb.id,),
+            scopes=["knowledge"],
+            knowledge_base_id=kb.id,
             top_k=form.cleaned_data["top_k"] or TOP_K_DEFAULT,
-            floor=similarity_floor(agent=agent, value=None),
         )
         results, warnings = found.hits, found.warnings
         ids = {hit.metadata["document_id"] for hit in results}

@@ -40,15 +40,13 @@ from apps.observations.selectors import (
     summary_latest,
 )
 from apps.observations.services import MemoryWork, memory_work_state
+from apps.retrieval.selectors import retrieve, threads_matching
 from apps.runstate.selectors import (
     artifact_for_operator,
     artifacts_of_runs,
     run_state_for_thread,
 )
 from apps.search.item_text import said_text
-from apps.search.models import ItemKind
-from apps.search.scope import Scope
-from apps.search.selectors import search, search_for_agent
 from apps.tenancy.selectors import agent_list, project_list
 from apps.threads.selectors import (
     thread_browse,
@@ -81,12 +79,11 @@ def thread_list(request):
     best_hits: dict = {}
     if filters.get("q"):
         project = filters.get("project")
-        scope = Scope(kind=ItemKind.MESSAGE, project_id=project.id if project else None)
-        hits = search(
-            scopes=[scope], query=filters["q"], top_k=SEARCH_HITS_FOR_FILTER, signals=("lexical",)
+        best_hits = threads_matching(
+            query=filters["q"],
+            project_id=project.id if project else None,
+            limit=SEARCH_HITS_FOR_FILTER,
         )
-        for hit in hits:  # best first: each thread keeps its best hit
-            best_hits.setdefault(hit.item.thread_id, hit)
         thread_ids = set(best_hits)
     threads = thread_browse(
         project_id=filters["project"].id if filters.get("project") else None,
@@ -378,8 +375,8 @@ def thread_search(request, thread_id):
     query = request.POST.get("q", "").strip()
     results = []
     if query:
-        results = search_for_agent(
-            agent=thread.agent, query=query, kinds=[ItemKind.MESSAGE], thread_id=thread.id
+        results = retrieve(
+            agent=thread.agent, query=query, scopes=["messages"], thread_id=thread.id
         ).hits
     return render(
         request,
