@@ -129,24 +129,53 @@ def _rank(text: str) -> int:
         return ESSENTIAL
     if _TOOL_OK.match(text):
         return TOOL
-    speaker = text.split(":", 1)[0]
-    if speaker in ("Assistant", "System"):
+    if _is_reply(Entry(refs=[], text=text)):
         return REPLY
     return STATEMENT
 
 
 def _merged(entries: list[Entry]) -> list[Entry]:
-    """Entries that say the same thing become one, at the place of the first; an entry that
-    starts a session (dated) stays where it is."""
+    """Entries that say the same thing become one, at the place of the first (see _folded)."""
     seen: dict[str, Entry] = {}
-    out = []
+
+    def first(entry: Entry) -> Entry:
+        return seen.setdefault(entry.text, entry)
+
+    return _folded(entries, first)
+
+
+def _folded(entries: list[Entry], line_of) -> list[Entry]:
+    """Fold each entry into the line line_of(entry) names, when that is another one: its
+    references join that line and it goes.
+
+    A folded entry that starts a session (dated) hands its date to the next entry that stays,
+    so the session still shows when it began; when the next one starts a session of its own
+    (or none follows), the dated entry stays where it was instead.
+    """
+    out: list[Entry] = []
+    held: tuple[Entry, Entry] | None = None  # a dated repeat, and the line it repeats
+
+    def join(entry: Entry, line: Entry) -> None:
+        line.refs += [ref for ref in entry.refs if ref not in line.refs]
+
     for entry in entries:
-        first = seen.get(entry.text)
-        if first is None or entry.date is not None:
-            seen.setdefault(entry.text, entry)
-            out.append(entry)
-        else:
-            first.refs += [ref for ref in entry.refs if ref not in first.refs]
+        line = line_of(entry)
+        if line is not entry and entry.date is None:
+            join(entry, line)
+            continue
+        if held is not None:
+            if line is entry and entry.date is None:
+                entry.date = held[0].date
+                join(*held)
+            else:
+                out.append(held[0])
+            held = None
+        if line is not entry:
+            held = (entry, line)
+            continue
+        out.append(entry)
+    if held is not None:
+        out.append(held[0])
     return out
 
 
@@ -201,48 +230,53 @@ def _tool_group(calls: list[tuple[Entry, re.Match]]) -> Entry:
 
 def _without_bare_replies(entries: list[Entry]) -> list[Entry]:
     """A reply follows what it answers on one line ("Ruth: …? → A US cup is 237 ml …"); a reply
-    whose kept prose names nothing goes, its references joining the entry before."""
+    whose kept prose names nothing goes, its references joining the entry before. A reply that
+    is an error or a decision ("choose …") joins its question all the same but never goes."""
     out: list[Entry] = []
     answered: set[int] = set()  # entries a reply was joined to
     for entry in entries:
         said = entry.text.split(":", 1)[-1].strip()
         dated = entry.date is not None  # the start of a session stays
         previous = out[-1] if out else None
-        if entry.rank != REPLY or dated or previous is None:
+        if not _is_reply(entry) or dated or previous is None:
             out.append(entry)
             continue
         bare = not extractive.identifiers_in(said) and not _NAME.search(said)
-        if bare and not re.search(r"\d", said):
+        if entry.rank == REPLY and bare and not re.search(r"\d", said):
             previous.refs += entry.refs
-        elif previous.rank in (STATEMENT, ESSENTIAL) and id(previous) not in answered:
+        elif (
+            previous.rank in (STATEMENT, ESSENTIAL)
+            and not _is_reply(previous)
+            and id(previous) not in answered
+        ):
             previous.text += f" → {said}"
             previous.refs += entry.refs
+            previous.rank = max(previous.rank, entry.rank)
             answered.add(id(previous))
         else:
             out.append(entry)
     return out
 
 
+def _is_reply(entry: Entry) -> bool:
+    return entry.text.split(":", 1)[0] in ("Assistant", "System")
+
+
 def _answered_repeats(entries: list[Entry]) -> list[Entry]:
     """A line that repeats a question with its answer ("Ruth: …? → …"), or the question alone,
-    goes into the first line that has both: its references join it. A dated line stays (it
-    starts a session), and so does a different answer to the same question."""
+    goes into the first line that has both: its references join it (a dated one hands its date
+    on, see _folded). A different answer to the same question stays."""
     answered: dict[str, Entry] = {}
     for entry in entries:
         said, arrow, _ = entry.text.partition(" → ")
         if arrow:
             answered.setdefault(said, entry)
-    out = []
-    for entry in entries:
+
+    def line_of(entry: Entry) -> Entry:
         said, arrow, _ = entry.text.partition(" → ")
         line = answered.get(said)
-        if (
-            line is None
-            or line is entry
-            or entry.date is not None
-            or (arrow and entry.text != line.text)
-        ):
-            out.append(entry)
-        else:
-            line.refs += [ref for ref in entry.refs if ref not in line.refs]
-    return out
+        if line is None or (arrow and entry.text != line.text):
+            return entry
+        return line
+
+    return _folded(entries, line_of)

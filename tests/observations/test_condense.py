@@ -141,6 +141,48 @@ def test_a_question_asked_again_joins_its_first_asking_even_at_a_session_start()
     assert reflection.startswith("[#1–2, #40–41, #90] (2024-05-03 09:00) Dana: Can I export")
 
 
+def test_a_session_that_starts_with_a_repeat_hands_its_date_to_its_next_line():
+    first = "[#1–2] (2024-05-03 09:00) Dana: Can I export a project as PDF? → Yes: use Export …"
+    session = [
+        "[#40] (2024-06-11 14:05) Dana: Can I export a project as PDF?",
+        "[#42] Dana: Please rename the project Orion to Atlas.",
+    ]
+
+    reflection = condense([first, "\n".join(session)])
+
+    assert reflection.count("Can I export a project as PDF?") == 1
+    assert reflection.splitlines() == [
+        "[#1–2, #40] (2024-05-03 09:00) Dana: Can I export a project as PDF? → Yes: use Export …",
+        "[#42] (2024-06-11 14:05) Dana: Please rename the project Orion to Atlas.",
+    ]
+
+
+def test_a_session_of_repeats_only_keeps_its_dated_line():
+    first = "[#1–2] (2024-05-03 09:00) Dana: Can I export a project as PDF? → Yes: use Export …"
+    alone = "[#40] (2024-06-11 14:05) Dana: Can I export a project as PDF?"
+    next_session = "[#60] (2024-06-20 08:00) Dana: Please rename the project Orion to Atlas."
+
+    reflection = condense([first, alone, next_session])
+
+    # Folding #40 would leave no line to say that a session began on June 11.
+    assert "(2024-06-11 14:05) Dana: Can I export a project as PDF?" in reflection
+    assert "(2024-06-20 08:00) Dana: Please rename" in reflection
+
+
+def test_a_reply_that_tells_what_to_choose_joins_its_question_and_stays():
+    lines = [
+        "[#7] Dana: How do I get notifications only for my own tasks?",
+        '[#8] Assistant: In your profile, Notifications, choose "Only my tasks" for e-mail.',
+    ]
+
+    reflection = condense(["\n".join(lines)])
+
+    assert reflection == (
+        "[#7–8] Dana: How do I get notifications only for my own tasks? → In your profile, "
+        'Notifications, choose "Only my tasks" for e-mail.'
+    )
+
+
 def test_observations_without_a_model_are_condensed_as_a_reflection_is():
     from apps.observations.observer import extractive_observations
 
