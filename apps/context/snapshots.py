@@ -19,6 +19,7 @@ from apps.context.render import (
     piece_hash,
     recall_line_tokens,
 )
+from apps.core.database import record_transaction
 from apps.core.errors import NotFound
 from apps.observations.selectors import (
     observation_texts,
@@ -77,7 +78,10 @@ def snapshot_store(
     # A new context's pieces are the manifest's: its items need no comparison with the rows.
     rendered = _rendered(snapshot, blocks, items)
     snapshot.tokens = rendered["tokens"]
-    snapshot.save()
+    # A snapshot records what an agent was sent; a crash may lose the last few, not the
+    # thread's messages (core/database.py).
+    with record_transaction():
+        snapshot.save()
     return _answer(snapshot, rendered)
 
 

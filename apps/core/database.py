@@ -1,8 +1,10 @@
 """What the SQLite default needs beyond the ORM, on both backends a no-op where not needed."""
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from django.db import connection
+from django.db import connection, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -21,3 +23,24 @@ def deleted_text_release() -> None:
         busy, _, _ = cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     if busy:
         logger.warning("the write-ahead log was not truncated after a forget: a reader held it")
+
+
+@contextmanager
+def record_transaction() -> Iterator[None]:
+    """A transaction for a record that may be lost in a crash but never half-written: its
+    commit does not wait for the write-ahead log to reach the disk.
+
+    On PostgreSQL that is synchronous_commit off for this transaction alone: a crash of the
+    server may lose the last such commits (those of well under a second), never corrupt
+    anything, and other transactions keep waiting for the disk. For a context's snapshot it
+    took ~3 ms off a 7-8 ms insert at p50 on a 2-core machine (scratch timing of 60 inserts
+    each way, three times). Inside a transaction already open, nothing changes: its other
+    writes must stay durable. SQLite's write-ahead log with synchronous NORMAL (the default
+    here) already commits without a sync.
+    """
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit TO OFF")
+        yield

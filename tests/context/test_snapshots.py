@@ -1,5 +1,9 @@
 """Every context is stored as a snapshot: re-rendered on demand, listed, compared."""
 
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
 from apps.context.models import ContextSnapshot
 from apps.context.snapshots import manifest_items
 from apps.episodic.models import MemoryEntry
@@ -137,3 +141,37 @@ def test_other_agents_snapshots_answer_404(alice, bob, carol):
         alice.get(f"/api/v1/contexts/{given['context_id']}/diff/{bobs['context_id']}").status_code
         == 404
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_snapshot_commits_without_waiting_for_the_disk_and_nothing_else_does():
+    from tests.conftest import make_actor
+
+    alice = make_actor("acme", "alice")
+    thread = alice.new_thread()
+    talk(alice, thread["id"], "Where is the spare key?", "Under the blue pot.")
+    with CaptureQueriesContext(connection) as seen:
+        answer = context(alice, thread["id"], query="spare key")
+
+    statements = [query["sql"] for query in seen.captured_queries]
+    relaxed = [n for n, sql in enumerate(statements) if "synchronous_commit" in sql]
+    inserts = [n for n, sql in enumerate(statements) if "INSERT" in sql]
+    assert ContextSnapshot.objects.filter(id=answer["context_id"]).exists()
+    if connection.vendor == "postgresql":
+        # Set for the snapshot's own transaction, right before its insert, and only there.
+        assert len(relaxed) == 1 and inserts == [relaxed[0] + 1]
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            assert cursor.fetchone()[0] == "on"  # the connection's other transactions wait
+    else:
+        assert relaxed == []  # SQLite's WAL with synchronous NORMAL does not sync a commit
+
+
+@pytest.mark.django_db(transaction=True)
+def test_inside_a_transaction_already_open_a_record_stays_durable():
+    from apps.core.database import record_transaction
+
+    with transaction.atomic(), CaptureQueriesContext(connection) as seen, record_transaction():
+        pass
+
+    assert not any("synchronous_commit" in query["sql"] for query in seen.captured_queries)
