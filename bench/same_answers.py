@@ -161,7 +161,7 @@ def task_load() -> dict:
     """Load the data (see the docstring); return the ids and names the requests use."""
     from retrieval import Embedder, embed_everything
 
-    from apps.evaluation.retrieval import Loaded, _append_session, set_load, time_shifts
+    from apps.evaluation.retrieval import Loaded, session_append, set_load, time_shifts
     from apps.jobs.models import Job, JobStatus
     from apps.jobs.services import job_run_pending
     from apps.memconfig.services import config_update
@@ -186,7 +186,7 @@ def task_load() -> dict:
         )
         loaded = Loaded(agent.project, agent, {}, {})
         for session in sessions:
-            _append_session(loaded, thread, session, shifts[conversation["id"]])
+            session_append(loaded, thread, session, shifts[conversation["id"]])
         threads[f"{agent.project.slug}/{agent.slug}/{name}"] = str(thread.id)
         return thread
 

@@ -106,11 +106,11 @@ def load_conversations(data: dict, shifts: dict[str, timedelta], *, project: Pro
                 title=user if single else f"{user}, {session['id']}",
             )
             loaded.resources[conversation["id"]] = thread.resource_id
-            _append_session(loaded, thread, session, shifts[conversation["id"]])
+            session_append(loaded, thread, session, shifts[conversation["id"]])
     return loaded
 
 
-def _append_session(loaded: Loaded, thread, session: dict, shift: timedelta) -> None:
+def session_append(loaded: Loaded, thread, session: dict, shift: timedelta) -> None:
     run = run_start(thread=thread, name=session["id"]) if session.get("run") else None
     items = [
         MessageInput(
