@@ -111,6 +111,8 @@ def load_conversations(data: dict, shifts: dict[str, timedelta], *, project: Pro
 
 
 def session_append(loaded: Loaded, thread, session: dict, shift: timedelta) -> None:
+    """Append one labelled session's turns to thread (in a run when the set says so), their
+    times moved by shift, and record in loaded which turn each new message is."""
     run = run_start(thread=thread, name=session["id"]) if session.get("run") else None
     items = [
         MessageInput(
