@@ -15,7 +15,6 @@ from django.utils import timezone
 
 from apps.core.errors import ApplicationError
 from apps.episodic.extraction.proposals import cap_at_sentence, proposal_check
-from apps.episodic.hooks import extraction_profile_requested
 from apps.episodic.models import (
     LIVE_STATUSES,
     EntryKind,
@@ -26,6 +25,7 @@ from apps.episodic.models import (
 from apps.episodic.prompts import extraction as prompt
 from apps.episodic.services import entry_create
 from apps.memconfig.selectors import config_effective
+from apps.profiles.selectors import profile_get
 from apps.providers.answers import identifiers_dropped
 from apps.providers.endpoint import NO_ENDPOINT_REASON, endpoint_configured
 from apps.providers.failures import model_failure_report
@@ -149,11 +149,11 @@ def _turn_messages(thread, last_seq: int) -> list[Message]:
 
 
 def _ask(chat: ChatModel, thread, turn) -> list:
-    profile = ""
-    for _, answer in extraction_profile_requested.send(
-        sender=MemoryEntry, agent=thread.agent, resource=thread.resource
-    ):
-        profile = profile or (answer or "")
+    # The profile is shown so that entries do not repeat it; it is never a source of one.
+    found = (
+        profile_get(agent=thread.agent, resource=thread.resource) if thread.resource_id else None
+    )
+    profile = found.content if found else ""
     known = (
         MemoryEntry.objects.filter(
             agent=thread.agent, resource=thread.resource, status__in=LIVE_STATUSES
