@@ -117,7 +117,7 @@ def setup_django(database_url: str) -> None:
 
 
 def run(args) -> None:
-    from apps.episodic.consolidation_jobs import thread_consolidate_now
+    from apps.episodic.consolidation import thread_consolidate_now
     from apps.memconfig.selectors import config_effective
     from apps.tenancy.services import agent_get_or_create, project_get_or_create
     from apps.threads.selectors import thread_get
@@ -169,7 +169,7 @@ def run(args) -> None:
 def run_multisession(args) -> None:
     from datetime import datetime
 
-    from apps.episodic.consolidation_jobs import thread_consolidate_now
+    from apps.episodic.consolidation import thread_consolidate_now
     from apps.episodic.models import MemoryEntry
     from apps.tenancy.services import agent_get_or_create, project_get_or_create
     from apps.threads.selectors import thread_get

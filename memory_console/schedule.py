@@ -9,7 +9,7 @@ BEAT_SCHEDULE: dict = {
     # it runs as often as the shortest allowed interval. One query per agent returns only its
     # due threads, and a thread's pending job is reused, not doubled.
     "consolidate-threads": {
-        "task": "apps.episodic.consolidation_jobs.consolidation_sweep",
+        "task": "apps.episodic.consolidation.jobs.consolidation_sweep",
         "schedule": 10.0,
     },
 }

@@ -7,7 +7,7 @@ class EpisodicConfig(AppConfig):
     verbose_name = "Memory entries"
 
     def ready(self):
-        from apps.episodic import consolidation_jobs  # noqa: F401  (registers job and task)
+        from apps.episodic.consolidation import jobs  # noqa: F401  (registers job and task)
         from apps.episodic.extraction import extraction_enqueue
         from apps.episodic.memory_actions import memory_actions_enqueue
         from apps.threads.hooks import messages_appended

@@ -4,7 +4,7 @@ import pytest
 
 from apps.core.errors import ApplicationError
 from apps.episodic.approval import ORIGINS, entry_origin
-from apps.episodic.consolidation_jobs import thread_consolidate_now
+from apps.episodic.consolidation import thread_consolidate_now
 from apps.episodic.models import MemoryEntry
 from apps.jobs.services import job_run_pending
 from apps.threads.models import Thread

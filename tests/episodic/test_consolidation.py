@@ -9,12 +9,12 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from apps.episodic.consolidation_fallback import is_trivia
-from apps.episodic.consolidation_jobs import (
+from apps.episodic.consolidation import (
     JOB_KIND,
     consolidation_enqueue_due,
     thread_consolidate_now,
 )
+from apps.episodic.consolidation.fallback import is_trivia
 from apps.episodic.models import ConsolidationProgress, MemoryEntry
 from apps.episodic.prompts import (
     consolidation_create,

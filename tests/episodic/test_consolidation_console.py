@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from apps.episodic.consolidation_jobs import thread_consolidate_now
+from apps.episodic.consolidation import thread_consolidate_now
 from apps.threads.models import Thread
 from tests.episodic.test_consolidation import conversation
 

@@ -4,7 +4,7 @@ import os
 import signal
 from pathlib import Path
 
-from apps.episodic.consolidation_jobs import JOB_KIND
+from apps.episodic.consolidation import JOB_KIND
 from apps.episodic.models import ConsolidationProgress, MemoryEntry
 from apps.jobs.models import Job
 from apps.providers.fake_openai import FakeOpenAIServer

@@ -2,7 +2,7 @@
 
 import pytest
 
-from apps.episodic.consolidation_fallback import message_keep
+from apps.episodic.consolidation.fallback import message_keep
 from apps.threads.models import Message
 from tests.threads.agent_loop_log import FAILURES, agent_loop_messages
 

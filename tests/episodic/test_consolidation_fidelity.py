@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from apps.episodic.consolidation_jobs import thread_consolidate_now
+from apps.episodic.consolidation import thread_consolidate_now
 from apps.episodic.models import MemoryEntry
 from apps.threads.models import Thread
 from tests.threads.agent_loop_log import FAILURES, agent_loop_messages

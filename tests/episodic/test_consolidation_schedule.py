@@ -2,9 +2,10 @@
 
 from django.conf import settings
 
-from apps.episodic.consolidation_jobs import JOB_KIND
+from apps.episodic.consolidation import JOB_KIND
 from apps.jobs.management.commands.run_worker import EmbeddedBeat
 from apps.jobs.models import Job
+from memory_console.celery import app
 from tests.episodic.test_consolidation import conversation
 
 
@@ -19,8 +20,22 @@ class Clock:
 def test_the_beat_schedule_runs_the_consolidation_sweep():
     entry = settings.CELERY_BEAT_SCHEDULE["consolidate-threads"]
 
-    assert entry["task"] == "apps.episodic.consolidation_jobs.consolidation_sweep"
+    assert entry["task"] == "apps.episodic.consolidation.jobs.consolidation_sweep"
     assert entry["schedule"] == 10.0  # the shortest consolidation_interval_seconds allowed
+
+
+def test_every_scheduled_task_is_registered_with_celery_under_the_name_it_is_sent_by():
+    # Celery beat sends a task by name and the worker looks it up by that name: a module moved
+    # without its schedule entry would leave the sweep unregistered, with no error until then.
+    app.loader.import_default_modules()  # what a worker does at start (tasks.py of each app)
+
+    unknown = [
+        entry["task"]
+        for entry in settings.CELERY_BEAT_SCHEDULE.values()
+        if entry["task"] not in app.tasks
+    ]
+
+    assert unknown == []
 
 
 def test_the_embedded_schedule_runs_each_entry_at_start_and_then_at_its_cadence(alice):

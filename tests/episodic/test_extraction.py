@@ -4,10 +4,11 @@ import json
 
 import pytest
 
-from apps.episodic.extraction import JOB_KIND, run_extraction
+from apps.episodic.extraction import JOB_KIND
+from apps.episodic.extraction.jobs import run_extraction
+from apps.episodic.extraction.proposals import cap_at_sentence
 from apps.episodic.models import ExtractionRun, MemoryEntry
 from apps.episodic.prompts import extraction as prompt
-from apps.episodic.proposals import cap_at_sentence
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import job_run_pending
 from tests.episodic.conftest import configure, entries_answer

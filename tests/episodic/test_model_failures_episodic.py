@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from apps.episodic.consolidation_jobs import thread_consolidate_now
+from apps.episodic.consolidation import thread_consolidate_now
 from apps.episodic.models import ConsolidationProgress, ExtractionRun, MemoryEntry
 from apps.episodic.prompts import (
     consolidation_create,

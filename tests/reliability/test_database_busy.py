@@ -18,7 +18,7 @@ from django import db
 from django.db import connection
 from django.test import Client
 
-from apps.episodic.consolidation_jobs import thread_consolidate_now
+from apps.episodic.consolidation import thread_consolidate_now
 from apps.episodic.models import MemoryEntry
 from apps.jobs.services import job_run_pending
 from apps.memconfig.services import config_update

@@ -30,7 +30,7 @@ from apps.console.timeline_html import code_html, sidebar_runs_html, timeline_ht
 from apps.context.selectors import snapshots_by_turn
 from apps.context.snapshots import snapshot_list
 from apps.core.errors import NotFound
-from apps.episodic.consolidation_selectors import consolidation_state
+from apps.episodic.consolidation import consolidation_state
 from apps.memconfig.selectors import config_effective
 from apps.observations.observer import BUFFER_RATIO
 from apps.observations.selectors import (

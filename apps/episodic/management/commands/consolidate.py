@@ -2,7 +2,7 @@ import uuid
 
 from django.core.management.base import BaseCommand, CommandError
 
-from apps.episodic.consolidation_jobs import thread_consolidate_now
+from apps.episodic.consolidation import thread_consolidate_now
 from apps.tenancy.models import Agent
 from apps.threads.models import Thread
 

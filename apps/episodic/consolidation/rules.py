@@ -13,8 +13,8 @@ user or the task that a later conversation may need:
      boss, neighbour…) and, for the user, speaking of themselves (I, my, we, our).
      A user's sentence needs KEEP_SCORE of them; an assistant's must be a first-person
      decision or outcome ("I deployed…", "we decided…") with a specific.
-Rules, not a model: they are conservative (a sentence they cannot place is left out) and each has
-a test (tests/episodic/test_consolidation_rules.py).
+Rules, not a model: they are conservative (a sentence they cannot place is left out), and the
+fallback's tests cover them (tests/episodic/test_consolidation.py).
 """
 
 import re

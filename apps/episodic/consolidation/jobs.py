@@ -8,7 +8,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from apps.core.errors import NotFound
-from apps.episodic.consolidation import ThreadReport, thread_consolidate
+from apps.episodic.consolidation.batches import ThreadReport, thread_consolidate
 from apps.jobs.registry import job_handler
 from apps.jobs.services import job_enqueue
 from apps.memconfig.selectors import config_effective

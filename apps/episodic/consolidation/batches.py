@@ -1,42 +1,32 @@
-"""Hippo consolidation: messages that left the short-term window become consolidated entries.
+"""Consolidate one thread: its messages past the short-term window, batch by batch.
 
-A thread's messages older than its last `short_term_limit` are judged in batches, in seq order:
-with a chat model, `is_useful` → `rewrite_memory` → `create_memory` (three prompts); without one,
-or when the model fails, the extractive rules of consolidation_fallback. What is kept is stored
-through entry_create (hash and similarity dedupe, approval as config says) as entries of kind
-`consolidated`, with the thread and the batch's first and last seq as provenance.
+Each batch is judged by the model (consolidation.model) or, without one or when it fails, by
+the extractive rules (consolidation.extractive), then published: the thread's progress moves
+past the batch and its entries are stored in one transaction.
 """
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from apps.core.errors import ApplicationError
-from apps.episodic import consolidation_fallback as fallback
-from apps.episodic.consolidation_answers import replaced_entries, seqs_among
-from apps.episodic.consolidation_dedupe import KnownEntries
-from apps.episodic.consolidation_extractive import batch_keep
+from apps.episodic.consolidation import fallback
+from apps.episodic.consolidation.dedupe import KnownEntries
+from apps.episodic.consolidation.extractive import batch_keep
+from apps.episodic.consolidation.model import LLM_VERSION, batch_judge_with_model
 from apps.episodic.models import ConsolidationProgress, EntryKind, EntrySource
-from apps.episodic.prompts import consolidation_create as create_memory
-from apps.episodic.prompts import consolidation_is_useful as is_useful
-from apps.episodic.prompts import consolidation_rewrite as rewrite_memory
 from apps.episodic.services import entries_embedded_ahead, entry_create
-from apps.providers.answers import answer_problem
 from apps.providers.failures import model_failure_report
-from apps.providers.llm import ChatModel, LLMError, LLMOutputError
-from apps.search.scope import Scope
-from apps.search.selectors import query_vector, search
+from apps.providers.llm import ChatModel, LLMError
 
 logger = logging.getLogger(__name__)
 ACTOR = "consolidation"
 # Messages judged per model round and per transaction: small enough that a crash loses little
 # work and a prompt stays short, large enough that the three calls are not made per message.
 BATCH_MESSAGES = 25
-SIMILAR_SHOWN = 3  # existing entries shown to create_memory beside each candidate
-_LLM_VERSION = f"{is_useful.VERSION}+{rewrite_memory.VERSION}+{create_memory.VERSION}"
 
 
 @dataclass(frozen=True)
@@ -128,7 +118,10 @@ def _judge(thread, batch, config, chat, known) -> tuple[list[Candidate], str, in
     """Return the batch's candidates, the method, how many merged, how many already known."""
     if chat is not None:
         try:
-            return _judge_with_model(thread, batch, config, chat), "llm", 0, 0
+            candidates = batch_judge_with_model(
+                thread=thread, batch=batch, config=config, chat=chat, candidate=Candidate
+            )
+            return candidates, "llm", 0, 0
         except LLMError as error:
             logger.warning(
                 "consolidation of thread %s #%s–#%s fell back to extraction: %s",
@@ -143,7 +136,7 @@ def _judge(thread, batch, config, chat, known) -> tuple[list[Candidate], str, in
                 first_seq=batch[0].seq,
                 last_seq=batch[-1].seq,
                 model=chat.model,
-                prompt_version=_LLM_VERSION,
+                prompt_version=LLM_VERSION,
                 error=error,
                 outcome="extractive consolidation stored instead",
             )
@@ -153,87 +146,10 @@ def _judge(thread, batch, config, chat, known) -> tuple[list[Candidate], str, in
     return candidates, "extractive", merged, known_before
 
 
-def _judge_with_model(thread, batch, config, chat) -> list[Candidate]:
-    by_seq = {message.seq: message for message in batch}
-    answer = chat.complete_json(is_useful.is_useful_prompt(batch), required_keys=("useful",))
-    useful = seqs_among(answer["useful"], by_seq, chat.model, "useful")
-    if not useful:
-        return []
-    kept = [by_seq[seq] for seq in sorted(useful)]
-    answer = chat.complete_json(rewrite_memory.rewrite_prompt(kept), required_keys=("memories",))
-    drafts = _memories(answer["memories"], set(useful), chat.model, config)
-    for draft in drafts:
-        said = "\n".join(
-            by_seq[seq].content or ""
-            for seq in range(draft.first_seq, draft.last_seq + 1)
-            if seq in useful
-        )
-        # A memory is a rewrite, not a summary: it may be longer than one short message, but
-        # it keeps every identifier and error of the messages it stands for.
-        problem = answer_problem(said, draft.content, may_grow=True)
-        if problem:
-            raise LLMOutputError(f"model {chat.model}: the memory {draft.content!r}: {problem}")
-    if not drafts:
-        return []
-    similar = [_similar_entries(thread, draft.content) for draft in drafts]
-    shown = [
-        (draft.content, [(str(entry.pk), entry.content) for entry in entries])
-        for draft, entries in zip(drafts, similar, strict=True)
-    ]
-    answer = chat.complete_json(create_memory.create_prompt(shown), required_keys=("create",))
-    chosen = seqs_among(answer["create"], range(len(drafts)), chat.model, "create")
-    replaced = replaced_entries(answer.get("supersedes"), similar, chat.model)
-    return [
-        replace(draft, supersedes=replaced.get(index))
-        for index, draft in enumerate(drafts)
-        if index in chosen
-    ]
-
-
-def _memories(value, useful: set[int], model: str, config) -> list[Candidate]:
-    if not isinstance(value, list):
-        raise LLMOutputError(f"model {model} answered memories that are not a list")
-    limit = config["episodic_max_entry_length"]
-    drafts = []
-    for item in value:
-        if not isinstance(item, dict) or not isinstance(item.get("content"), str):
-            raise LLMOutputError(f"model {model} answered a memory without content text")
-        content = item["content"].strip()
-        if not content:
-            continue
-        seqs = item.get("seqs")
-        named = {seq for seq in seqs if seq in useful} if isinstance(seqs, list) else set()
-        named = named or useful  # a memory that names no judged message covers them all
-        drafts.append(
-            Candidate(
-                content=fallback.cap_at_sentence(content, limit),
-                first_seq=min(named),
-                last_seq=max(named),
-            )
-        )
-    return drafts
-
-
-def _similar_entries(thread, content: str) -> list:
-    """Return the thread's scope's entries closest to content, pending ones included."""
-    project_id = thread.agent.project_id
-    scope = Scope(
-        kind="entry",
-        project_id=project_id,
-        agent_id=thread.agent_id,
-        resource_id=thread.resource_id,
-        without_resource=thread.resource_id is None,
-        visible_only=False,
-    )
-    vector = query_vector(project_id=project_id, query=content)
-    hits = search(scopes=[scope], query=content, top_k=SIMILAR_SHOWN, vector=vector)
-    return [hit.item.entry for hit in hits if hit.item.entry_id]
-
-
 def _publish(thread, after, batch, candidates, method, chat, report: ThreadReport) -> bool:
     """Claim the batch's range and store its entries in one transaction; False if taken."""
     first, last = batch[0].seq, batch[-1].seq
-    version = _LLM_VERSION if method == "llm" else fallback.VERSION
+    version = LLM_VERSION if method == "llm" else fallback.VERSION
     contents = [candidate.content for candidate in candidates]
     ahead = entries_embedded_ahead(agent=thread.agent, resource=thread.resource, contents=contents)
     with ahead, transaction.atomic():

@@ -1,14 +1,14 @@
 """Judge a batch of messages without a model: what to keep, with its call, merged and new.
 
-1. Keep what consolidation_fallback keeps of each message; a failed tool result is told the
-   call it answers (by tool_call_id, else the call just before it: threads.tool_pairing), read
-   from the batch or, when the call came earlier, from the thread.
-2. Merge the candidates that repeat each other (consolidation_dedupe).
+1. Keep what the fallback keeps of each message; a failed tool result is told the call it
+   answers (by tool_call_id, else the call just before it: threads.tool_pairing), read from
+   the batch or, when the call came earlier, from the thread.
+2. Merge the candidates that repeat each other (dedupe).
 3. Leave out those that repeat an entry of the scope, counted as repeats.
 """
 
-from apps.episodic import consolidation_fallback as fallback
-from apps.episodic.consolidation_dedupe import KnownEntries, repeats_merged
+from apps.episodic.consolidation import fallback
+from apps.episodic.consolidation.dedupe import KnownEntries, repeats_merged
 from apps.threads.tool_pairing import answered_call_id, answers_a_call, answers_adjacent, call_id
 
 # How far back a failed result's call is looked for when it is not in the batch.

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from apps.episodic.consolidation import consolidation_boundary
+from apps.episodic.consolidation.batches import consolidation_boundary
 from apps.episodic.models import ConsolidationProgress, EntryKind, MemoryEntry
 from apps.memconfig.selectors import config_effective
 

@@ -1,9 +1,7 @@
-"""Extraction after a turn: the LLM reads the turn and proposes source-backed entries.
+"""Extract one turn: claim it, read it, ask the model, check what it proposes, store the rest.
 
-When an assistant answer closes a turn, the append queues one job for that turn; the job asks
-the extraction model (seed 003 "Extract") and stores what passes the checks. Without an LLM
-endpoint, or with `episodic_extraction_enabled` off, nothing is queued: there is no offline
-fallback for judging what is worth remembering, and the console and GET /api/v1/config say so.
+A turn is the messages after the previous assistant answer, up to the answer that closes it.
+The model's prompt is seed 003 "Extract"; its proposals are checked by extraction.proposals.
 """
 
 import logging
@@ -15,8 +13,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from apps.core.errors import ApplicationError, NotFound
-from apps.episodic.hooks import extraction_profile_requested
+from apps.core.errors import ApplicationError
+from apps.episodic.extraction.proposals import cap_at_sentence, proposal_check
 from apps.episodic.models import (
     LIVE_STATUSES,
     EntryKind,
@@ -25,20 +23,16 @@ from apps.episodic.models import (
     MemoryEntry,
 )
 from apps.episodic.prompts import extraction as prompt
-from apps.episodic.proposals import cap_at_sentence, proposal_check
 from apps.episodic.services import entry_create
-from apps.jobs.registry import job_handler
-from apps.jobs.services import job_enqueue, job_progress
 from apps.memconfig.selectors import config_effective
+from apps.profiles.selectors import profile_get
 from apps.providers.answers import identifiers_dropped
 from apps.providers.endpoint import NO_ENDPOINT_REASON, endpoint_configured
 from apps.providers.failures import model_failure_report
 from apps.providers.llm import ChatModel, LLMError, LLMOutputError, chat_model_for
 from apps.threads.models import Kind, Message, Role
-from apps.threads.selectors import thread_for_operator
 
 logger = logging.getLogger(__name__)
-JOB_KIND = "episodic.extraction"
 # The newest messages of a turn sent to the model: a 300-step tool loop is one turn, and the
 # answer that closes it is what the turn's entries are mostly about.
 TURN_MESSAGES = 40
@@ -68,42 +62,6 @@ def extraction_state(*, agent=None, config=None) -> ExtractionState:
     if not model:
         return ExtractionState(False, model, "no model: set extraction_model or observer_model")
     return ExtractionState(True, model, "")
-
-
-def extraction_enqueue(*, thread, messages) -> None:
-    """Queue one extraction per turn that an assistant answer in messages closes."""
-    closing = [
-        message
-        for message in messages
-        if message.role == Role.ASSISTANT and message.kind == Kind.MESSAGE and message.content
-    ]
-    if not closing or not extraction_state(agent=thread.agent).enabled:
-        return
-    for message in closing:
-        # Keyed by the turn: a repeated notification queues the same job once.
-        job_enqueue(
-            kind=JOB_KIND,
-            key=f"{thread.pk}:{message.seq}",
-            payload={"thread_id": str(thread.pk), "seq": message.seq},
-        )
-
-
-@job_handler(JOB_KIND)
-def run_extraction(job) -> None:
-    try:
-        thread = thread_for_operator(thread_id=job.payload["thread_id"])
-    except NotFound:
-        return  # deleted since: nothing left to remember
-    run = turn_extract(thread=thread, last_seq=job.payload["seq"], job_id=job.pk)
-    if run is not None:
-        job_progress(job=job, done=run.stored, total=run.proposed, note=extraction_note(run))
-
-
-def extraction_note(run: ExtractionRun) -> str:
-    return (
-        f"{run.status}: {run.proposed} proposed, {run.stored} stored, "
-        f"{run.duplicates} duplicates, {run.rejected} rejected, {run.over_cap} over the cap"
-    )
 
 
 def turn_extract(*, thread, last_seq: int, job_id=None) -> ExtractionRun | None:
@@ -191,11 +149,11 @@ def _turn_messages(thread, last_seq: int) -> list[Message]:
 
 
 def _ask(chat: ChatModel, thread, turn) -> list:
-    profile = ""
-    for _, answer in extraction_profile_requested.send(
-        sender=MemoryEntry, agent=thread.agent, resource=thread.resource
-    ):
-        profile = profile or (answer or "")
+    # The profile is shown so that entries do not repeat it; it is never a source of one.
+    found = (
+        profile_get(agent=thread.agent, resource=thread.resource) if thread.resource_id else None
+    )
+    profile = found.content if found else ""
     known = (
         MemoryEntry.objects.filter(
             agent=thread.agent, resource=thread.resource, status__in=LIVE_STATUSES

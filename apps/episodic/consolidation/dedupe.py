@@ -3,7 +3,7 @@
 Offline there may be no embedder, so entry_create's similarity check cannot see that "My hips
 feel tight after runs" repeats "My hips feel tight after runs again". Two texts repeat each
 other when they name the same specifics (words with a digit or a capital: pay-1001, 78, Porto)
-and the content words (consolidation_rules.content_words) of the shorter are mostly in the
+and the content words (rules.content_words) of the shorter are mostly in the
 longer: overlap / size of the smaller set ≥ REPEAT_OVERLAP. A differing id, number or name
 makes a different fact ("I weigh 78 kg" then "I weigh 75 kg" are both kept). Within a batch the
 later candidate is merged into the earlier (its seq noted in repeated_at); a candidate that
@@ -13,7 +13,7 @@ stored.
 
 from dataclasses import dataclass, replace
 
-from apps.episodic.consolidation_rules import content_words, words
+from apps.episodic.consolidation.rules import content_words, words
 from apps.episodic.models import MemoryEntry
 
 REPEAT_OVERLAP = 0.75

@@ -3,7 +3,7 @@
 Conservative by design: a rule that cannot tell whether something matters leaves it out, so the
 fallback stores fewer entries than a model would, never noise. What it keeps:
   - the user's statements worth remembering: preferences, facts about people, places, dates,
-    decisions, commitments (consolidation_rules decides, sentence by sentence);
+    decisions, commitments (rules decides, sentence by sentence);
   - errors: error messages, and tool results that report a failure (threads.outcome decides),
     with the call that failed: the tool's name and its arguments, whole;
   - the assistant's own decisions and outcomes ("I deployed v2.3…", "we decided…").
@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from apps.core.sentences import sentences
-from apps.episodic.consolidation_rules import (
+from apps.episodic.consolidation.rules import (
     assistant_sentence_kept,
     has_minimum_information,
     user_sentence_kept,
