@@ -15,6 +15,7 @@ import math
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -149,6 +150,11 @@ def gunicorn(
     checkout serves another checkout's code (bench/ab.py); name is its log's (DATA_DIR/name.log).
     """
     # request_timeout and retry_on go to wait_healthy, kill_lingering to background.
+    # A server left on the port (an interrupted run's) would answer the health check for this
+    # one and then refuse its API keys: say so instead.
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", port)) == 0:
+            raise RuntimeError(f"port {port} is in use (a server left by an earlier run?)")
     command = [str(venv_bin(checkout) / "gunicorn"), "memory_console.wsgi"]
     command += ["--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4"]
     with background(command, env, name, cwd=checkout or ROOT, kill_lingering=kill_lingering) as (

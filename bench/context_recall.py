@@ -27,18 +27,26 @@ current defaults, the cross-validated figure and the point most often chosen (th
 defaults). Then gunicorn (2 workers x 4 threads) serves the database and every question is
 sent once as POST /context at 4,000 tokens with the defaults: p50/p95 over HTTP.
 
+--long N measures long threads: each conversation is followed in its thread by the sessions of
+the next N conversations of the set (said by its own user, a day apart after its last session),
+so its answers lie under weeks of later talk, as in a thread of months; the questions that name
+a time relative to now ("yesterday", "last week") are left out, since the later sessions move
+what they mean.
+
 Run it:
     .venv/bin/python bench/context_recall.py [--backend sqlite|postgres|both]
-        [--embedders none,local-onnx] [--no-tune] [--quick] [--json OUT]
+        [--embedders none,local-onnx] [--no-tune] [--quick] [--long N] [--json OUT]
 """
 
 import argparse
+import copy
 import html
 import json
 import os
 import statistics
 import sys
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from common import Api, gunicorn, percentile, record
@@ -110,6 +118,51 @@ class Evidence:
                     "answers": answers,
                 }
             )
+
+
+def lengthened(data: dict, others: int) -> dict:
+    """The set with each conversation followed by the sessions of the next `others` ones (see
+    the module's --long), without the questions of relative time."""
+    from apps.search.temporal import without_relative_words
+
+    conversations = data["conversations"]
+    out = copy.deepcopy(data)
+    for index, conversation in enumerate(out["conversations"]):
+        name = next(
+            turn["name"]
+            for session in conversation["sessions"]
+            for turn in session["turns"]
+            if turn["role"] == "user" and turn.get("name")
+        )
+        end = max(
+            datetime.fromisoformat(turn["created_at"])
+            for session in conversation["sessions"]
+            for turn in session["turns"]
+        )
+        day = 0
+        for step in range(1, others + 1):
+            other = conversations[(index + step) % len(conversations)]
+            for session in other["sessions"]:
+                day += 1
+                start = datetime.fromisoformat(session["turns"][0]["created_at"])
+                moved = end.replace(hour=start.hour, minute=start.minute) + timedelta(days=day)
+                turns = []
+                for turn in session["turns"]:
+                    when = moved + (datetime.fromisoformat(turn["created_at"]) - start)
+                    turn = {**turn, "created_at": when.isoformat()}
+                    if turn["role"] == "user":
+                        turn["name"] = name
+                    turns.append(turn)
+                conversation["sessions"].append(
+                    {**session, "id": f"{conversation['id']}+{session['id']}", "turns": turns}
+                )
+    out["questions"] = [
+        question
+        for question in data["questions"]
+        if "template" in question
+        or without_relative_words(question["question"]).lower() == question["question"].lower()
+    ]
+    return out
 
 
 def present(answers: list[str], text: str) -> bool:
@@ -335,7 +388,7 @@ def run_embedder(evidence: Evidence, label: str, args, results: dict) -> None:
                 "search": rate(base[history], questions, budget, "search"),
                 "context": rate(measured[history]["defaults"], questions, budget),
             }
-    out = {"table": table}
+    out = {"table": table, "questions": len(questions)}
     if not args.no_tune:
         grid_rows = {
             (point, history): measured[history]["grid"][point]
@@ -361,7 +414,7 @@ def run_embedder(evidence: Evidence, label: str, args, results: dict) -> None:
 
 
 def print_table(label: str, out: dict, backend: str) -> None:
-    print(f"\n{backend}, {label}: evidence present in what is sent (166 questions)")
+    print(f"\n{backend}, {label}: evidence present in what is sent ({out['questions']} questions)")
     print(f"{'history, budget':<22}{'last B':>8}{'search':>8}{'context':>9}{'cv':>7}")
     for history in HISTORIES:
         for budget in BUDGETS:
@@ -399,6 +452,7 @@ def main() -> None:
     if args.backend == "both":
         options = ["--embedders", args.embedders] + (["--no-tune"] if args.no_tune else [])
         options += ["--quick"] if args.quick else []
+        options += ["--long", str(args.long)] if args.long else []
         results = run_per_backend(__file__, options, "mc-context-recall-")
         if args.json:
             args.json.write_text(json.dumps(results, indent=1, default=str) + "\n")
@@ -410,19 +464,24 @@ def main() -> None:
         from apps.evaluation.retrieval import load_conversations, time_shifts
         from apps.tenancy.services import project_get_or_create
 
+        if args.long:
+            data = lengthened(data, args.long)
+            count = len(data["questions"])
+            log(f"long threads: {args.long} conversations after each, {count} questions")
+        long = f", long threads (+{args.long})" if args.long else ""
         wanted = [name for name in args.embedders.split(",") if name]
         for name in wanted:
             project, _ = project_get_or_create(slug=f"context-recall-{name}")
             loaded = load_conversations(data, time_shifts(data, True), project=project)
             evidence = Evidence(data, loaded)
             if name == "none":
-                run_embedder(evidence, "full-text", args, results)
+                run_embedder(evidence, "full-text" + long, args, results)
                 continue
             embedders = available([e for e in EMBEDDERS if e.name == name])
             for embedder in embedders:
                 with embedder_endpoint(embedder):
                     embed_everything(project, embedder)
-                    run_embedder(evidence, embedder.name, args, results)
+                    run_embedder(evidence, embedder.name + long, args, results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, default=str) + "\n")
 
@@ -435,6 +494,9 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--no-tune", action="store_true")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--long", type=int, default=0, help="follow each conversation by the next N (long threads)"
+    )
     parser.add_argument("--json", type=Path)
     return parser.parse_args()
 
