@@ -8,6 +8,7 @@ from pydantic import Field, field_validator
 
 from apps.agenttools.arguments import Arguments, Json, JsonObject, Text, ThreadArguments
 from apps.agenttools.registry import Caller, tool
+from apps.context.answer import context_brief
 from apps.context.assembly import context_assemble
 from apps.core.errors import NotFound, Unprocessable
 from apps.episodic import selectors as episodic_selectors
@@ -78,8 +79,7 @@ def get_context(caller: Caller, args: GetContext) -> dict:
     answer = context_assemble(
         agent=caller.agent, thread=thread, query=args.query, max_tokens=max_tokens
     )
-    keys = ("context_id", "thread_id", "tokens", "max_tokens", "system_prompt", "messages")
-    return {**{key: answer[key] for key in keys}, "warnings": answer["warnings"]}
+    return context_brief(answer)
 
 
 class MessageIn(Arguments):

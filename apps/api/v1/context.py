@@ -1,11 +1,12 @@
 """The context an agent sends to its model, and the snapshots of every context given."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.api.v1.common import PAGE_PARAMETERS, StrictSerializer, paginate, paginated, principal
+from apps.context.answer import Context, context_answer
 from apps.context.assembly import context_assemble
 from apps.context.snapshots import snapshot_diff, snapshot_get, snapshot_list, snapshot_replay
 from apps.memconfig.selectors import config_effective
@@ -27,107 +28,6 @@ class ContextInSerializer(StrictSerializer):
         required=False,
         help_text="The budget; default: the agent's context_max_tokens setting.",
     )
-
-
-class ItemSerializer(serializers.Serializer):
-    type = serializers.ChoiceField(
-        choices=[
-            "message",
-            "observation",
-            "summary",
-            "entry",
-            "chunk",
-            "note",
-            "profile",
-            "session_memory",
-        ]
-    )
-    id = serializers.CharField()
-    seq = serializers.IntegerField(allow_null=True)
-    score = serializers.FloatField(allow_null=True)
-    changed = serializers.BooleanField(
-        required=False, help_text="Replays only: the item's row changed since."
-    )
-    deleted = serializers.BooleanField(
-        required=False, help_text="Replays only: the item's row is gone (its text is left out)."
-    )
-
-
-class PlainField(serializers.Field):
-    """A list the assembly builds as plain JSON values already, passed through as it is.
-
-    A context of a long thread lists hundreds of items and dozens of messages; passing each
-    through a serializer's per-field machinery took a fifth of the request (bench/context.py,
-    profiled in-process). The serializers named in extend_schema_field stay their schema.
-    """
-
-    def to_representation(self, value):
-        return value
-
-
-@extend_schema_field(ItemSerializer(many=True))
-class ItemsField(PlainField):
-    """A block's items: type, id, seq, score (and on replays, changed or deleted)."""
-
-
-class BlockSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    tokens = serializers.IntegerField(help_text="What the block's text (or messages) takes.")
-    planned_tokens = serializers.IntegerField(
-        allow_null=True,
-        help_text="The block's share of max_tokens, planned before anything was searched "
-        "(null for contexts stored before budgets were planned).",
-    )
-    granted_tokens = serializers.IntegerField(
-        allow_null=True,
-        help_text="What the block was given: its share, less what it did not need, plus what "
-        "other blocks left.",
-    )
-    text = serializers.CharField(allow_blank=True)
-    items = ItemsField()
-
-
-class ChatMessageSerializer(serializers.Serializer):
-    role = serializers.CharField()
-    content = serializers.CharField(allow_blank=True)
-    name = serializers.CharField(allow_blank=True)
-    kind = serializers.CharField()
-    payload = serializers.JSONField(allow_null=True)
-    seq = serializers.IntegerField()
-
-
-@extend_schema_field(ChatMessageSerializer(many=True))
-class MessagesField(PlainField):
-    """The recent window, each message as a chat call takes it."""
-
-
-class ContextWarningSerializer(serializers.Serializer):
-    code = serializers.CharField()
-    block = serializers.CharField(required=False)
-    message = serializers.CharField()
-
-
-class ContextSerializer(serializers.Serializer):
-    context_id = serializers.UUIDField()
-    thread_id = serializers.UUIDField()
-    resource_id = serializers.CharField(allow_null=True)
-    config_version = serializers.CharField()
-    query = serializers.CharField(
-        allow_blank=True, help_text="The query the blocks were searched for."
-    )
-    query_source = serializers.ChoiceField(
-        choices=["request", "latest_user_message", "none"],
-        allow_null=True,
-        help_text="request: the body's query; latest_user_message: no query was given, so the "
-        "thread's latest user message was used; none: neither, so nothing was searched.",
-    )
-    max_tokens = serializers.IntegerField()
-    tokens = serializers.IntegerField()
-    created_at = serializers.DateTimeField()
-    blocks = BlockSerializer(many=True)
-    system_prompt = serializers.CharField(allow_blank=True)
-    messages = MessagesField()
-    warnings = ContextWarningSerializer(many=True)
 
 
 class ContextListItemSerializer(serializers.Serializer):
@@ -175,12 +75,12 @@ class ContextApi(APIView):
             query=params.validated_data.get("query"),
             max_tokens=max_tokens,
         )
-        return Response(ContextSerializer(answer).data)
+        return Response(context_answer(answer))
 
     @extend_schema(
         operation_id="context_build",
         request=ContextInSerializer,
-        responses=ContextSerializer,
+        responses=Context,
         description="Assemble the context to send with the next model call: the blocks in "
         "their fixed order (user_profile, session_memory, observations or summary, memory, "
         "knowledge, recall) rendered into system_prompt, and the recent messages ready for a "
@@ -197,7 +97,7 @@ class ContextApi(APIView):
             OpenApiParameter("query", str, description="Default: the latest user message."),
             OpenApiParameter("max_tokens", int, description="Default: context_max_tokens."),
         ],
-        responses=ContextSerializer,
+        responses=Context,
         description="The same as POST, with the query and budget as query parameters.",
     )
     def get(self, request, thread_id):
@@ -207,13 +107,13 @@ class ContextApi(APIView):
 class ContextDetailApi(APIView):
     @extend_schema(
         operation_id="context_read",
-        responses=ContextSerializer,
+        responses=Context,
         description="A stored context re-rendered from the rows it named; items whose rows "
         "changed since are flagged `changed`, those that are gone `deleted` (and left out).",
     )
     def get(self, request, context_id):
         snapshot = snapshot_get(agent=principal(request).agent, context_id=context_id)
-        return Response(ContextSerializer(snapshot_replay(snapshot=snapshot)).data)
+        return Response(context_answer(snapshot_replay(snapshot=snapshot)))
 
 
 class ContextListApi(APIView):
