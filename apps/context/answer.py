@@ -76,8 +76,30 @@ class ContextWarning(BaseModel):
     message: str
 
 
+class Context(BaseModel):
+    """The whole answer: what the agent sends its model, each block, the query and when."""
+
+    context_id: uuid.UUID
+    thread_id: uuid.UUID
+    resource_id: str | None
+    config_version: str
+    query: str = Field(description="The query the blocks were searched for.")
+    query_source: Literal["request", "latest_user_message", "none"] | None = Field(
+        description="request: the body's query; latest_user_message: no query was given, so "
+        "the thread's latest user message was used; none: neither, so nothing was searched."
+    )
+    max_tokens: int
+    tokens: int
+    created_at: datetime
+    blocks: list[Block]
+    system_prompt: str
+    messages: list[ChatMessage]
+    warnings: list[ContextWarning]
+
+
 class ContextBrief(BaseModel):
-    """What the get_context tool gives: the context's text and messages, and its warnings."""
+    """What the get_context tool gives: a context's text, messages and warnings. Its fields are
+    Context's, with the same types (tests/context/test_answer.py holds them to it)."""
 
     context_id: uuid.UUID
     thread_id: uuid.UUID
@@ -86,20 +108,6 @@ class ContextBrief(BaseModel):
     system_prompt: str
     messages: list[ChatMessage]
     warnings: list[ContextWarning]
-
-
-class Context(ContextBrief):
-    """The whole answer: the brief, with each block, where the query came from and when."""
-
-    resource_id: str | None
-    config_version: str
-    query: str = Field(description="The query the blocks were searched for.")
-    query_source: Literal["request", "latest_user_message", "none"] | None = Field(
-        description="request: the body's query; latest_user_message: no query was given, so "
-        "the thread's latest user message was used; none: neither, so nothing was searched."
-    )
-    created_at: datetime
-    blocks: list[Block]
 
 
 def context_answer(answer: dict) -> dict:

@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 from django.core.management import call_command
 
+from apps.context.answer import Context, ContextBrief
 from apps.memconfig.services import config_update
 from tests.agenttools.test_mcp import mcp_run
 from tests.agenttools.test_mcp import result_json as mcp_json
@@ -92,3 +93,11 @@ def test_the_answer_has_exactly_the_fields_the_schema_documents(alice, thread, s
     items = [item for block in answer["blocks"] for item in block["items"]]
     assert items and all(set(item) == {"type", "id", "seq", "score"} for item in items)
     assert all(set(m) == set(components["ChatMessage"]["properties"]) for m in answer["messages"])
+
+
+def test_the_tools_brief_is_part_of_the_answer_field_for_field():
+    whole = Context.model_fields
+    brief = ContextBrief.model_fields
+
+    assert set(brief) < set(whole)
+    assert all(brief[name].annotation == whole[name].annotation for name in brief)
