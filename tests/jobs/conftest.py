@@ -1,8 +1,10 @@
 """A real Celery worker on the local Redis, for tests of delivery through a broker."""
 
+import os
 import time
 
 import pytest
+import redis
 from celery.contrib.testing.worker import start_worker
 from kombu import pools
 
@@ -10,7 +12,9 @@ from apps.jobs.models import Job
 from memory_console.celery import app
 from tests.jobs import handlers
 
-BROKER = "redis://127.0.0.1:6379/13"
+REDIS = ("127.0.0.1", 6379)
+# How long a test process may hold a Redis database; a run that crashed frees its own then.
+LEASE_SECONDS = 6 * 3600
 
 
 def use_broker(url: str | None) -> None:
@@ -28,10 +32,32 @@ def use_broker(url: str | None) -> None:
     pools.reset()  # kombu's producer pools, kept per broker address across the process
 
 
+@pytest.fixture(scope="session")
+def broker_url():
+    """A Redis database (1-15) of this test process's own, as a broker URL.
+
+    The tests flush their broker's database: runs beside each other on one Redis server (the
+    suite on both backends at once, two checkouts) would flush each other's queued messages if
+    they shared a fixed database number. Each run leases a free number in database 0 (SET NX
+    with an expiry) and gives it back at the end.
+    """
+    client = redis.Redis(*REDIS, db=0)
+    for number in range(1, 16):
+        lease = f"memory-console-tests:db{number}"
+        if client.set(lease, os.getpid(), nx=True, ex=LEASE_SECONDS):
+            try:
+                yield f"redis://{REDIS[0]}:{REDIS[1]}/{number}"
+            finally:
+                client.delete(lease)
+                client.close()
+            return
+    pytest.fail("every Redis database 1-15 is leased by another test run")
+
+
 @pytest.fixture
-def celery_worker(settings, transactional_db):
-    settings.CELERY_BROKER_URL = BROKER
-    use_broker(BROKER)
+def celery_worker(settings, transactional_db, broker_url):
+    settings.CELERY_BROKER_URL = broker_url
+    use_broker(broker_url)
     with app.connection_for_write() as conn:
         conn.default_channel.client.flushdb()
     handlers.RUNS.clear()

@@ -15,20 +15,18 @@ from memory_console.celery import app
 from tests.jobs.conftest import use_broker, wait_for
 from tests.processes import ROOT, database_url, wait_until
 
-BROKER = "redis://127.0.0.1:6379/12"
-
 
 @pytest.fixture
-def prefork_worker(settings, transactional_db):
+def prefork_worker(settings, transactional_db, broker_url):
     """A real `celery worker` (prefork, one child) on Redis, using this test's database."""
-    settings.CELERY_BROKER_URL = BROKER
-    use_broker(BROKER)
+    settings.CELERY_BROKER_URL = broker_url
+    use_broker(broker_url)
     with app.connection_for_write() as conn:
         conn.default_channel.client.flushdb()
     env = {
         **os.environ,
         "DATABASE_URL": database_url(),
-        "CELERY_BROKER_URL": BROKER,
+        "CELERY_BROKER_URL": broker_url,
         "JOB_LEASE_SECONDS": "600",  # the takeover must not wait for it
         "DJANGO_SETTINGS_MODULE": "memory_console.settings",
     }
