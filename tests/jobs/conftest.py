@@ -77,3 +77,19 @@ def wait_for(job_id, status, timeout=20.0) -> Job:
             return job
         time.sleep(0.05)
     raise AssertionError(f"job {job_id} is {Job.objects.get(pk=job_id).status}, not {status}")
+
+
+def wait_drained(broker_url: str, timeout: float = 20.0) -> None:
+    """Return once every message sent to the broker has been run and acknowledged: its queue
+    and its set of unacknowledged messages are empty (tasks acknowledge after they run,
+    CELERY_TASK_ACKS_LATE). What has not happened by then will not happen: no sleep needed."""
+    client = redis.Redis.from_url(broker_url)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            if client.llen("celery") == 0 and client.hlen("unacked") == 0:
+                return
+            time.sleep(0.02)
+    finally:
+        client.close()
+    raise AssertionError(f"the broker still holds messages after {timeout} s")

@@ -1,14 +1,12 @@
 """Jobs delivered through a real broker (Redis) to a real Celery worker."""
 
-import time
-
 from django.db import transaction
 
 from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import job_enqueue
 from apps.jobs.tasks import run_job
 from tests.jobs import handlers
-from tests.jobs.conftest import wait_for
+from tests.jobs.conftest import wait_drained, wait_for
 
 
 def test_a_committed_job_is_delivered_to_a_celery_worker(celery_worker):
@@ -20,14 +18,14 @@ def test_a_committed_job_is_delivered_to_a_celery_worker(celery_worker):
     assert handlers.RUNS == ["via-broker"]
 
 
-def test_the_same_job_delivered_twice_has_its_effect_once(celery_worker):
+def test_the_same_job_delivered_twice_has_its_effect_once(celery_worker, broker_url):
     with transaction.atomic():
         job = job_enqueue(kind="test.record", key="twice")
     run_job.delay(str(job.id))
     run_job.delay(str(job.id))
 
     wait_for(job.id, JobStatus.SUCCEEDED)
-    time.sleep(0.5)  # give the duplicate deliveries time to arrive and be refused
+    wait_drained(broker_url)  # the duplicate deliveries have arrived and been refused
 
     assert handlers.RUNS == ["twice"]
     assert Job.objects.get(pk=job.id).attempts == 1

@@ -1,6 +1,5 @@
 """The periodic sweep, with a real broker and Celery worker: lost deliveries and dead workers."""
 
-import time
 from datetime import timedelta
 
 from django.utils import timezone
@@ -9,7 +8,7 @@ from apps.jobs.models import Job, JobStatus
 from apps.jobs.services import job_claim, job_sweep
 from apps.jobs.tasks import sweep_jobs
 from tests.jobs import handlers
-from tests.jobs.conftest import wait_for
+from tests.jobs.conftest import wait_drained, wait_for
 
 
 def _lost(key: str, **fields) -> Job:
@@ -28,11 +27,11 @@ def test_a_pending_job_whose_dispatch_was_lost_is_dispatched_again(celery_worker
     assert done.locked_by.startswith("celery:")
 
 
-def test_a_recent_pending_job_is_left_to_its_own_delivery(celery_worker):
+def test_a_recent_pending_job_is_left_to_its_own_delivery(celery_worker, broker_url):
     job = _lost("recent")
 
     assert job_sweep() == 0
-    time.sleep(0.5)
+    wait_drained(broker_url)
     assert Job.objects.get(pk=job.pk).status == JobStatus.PENDING
     assert handlers.RUNS == []
 
@@ -51,23 +50,23 @@ def test_an_expired_running_job_is_reclaimed(celery_worker, settings):
     assert done.locked_by.startswith("celery:")
 
 
-def test_a_running_job_within_its_lease_is_left_alone(celery_worker, settings):
+def test_a_running_job_within_its_lease_is_left_alone(celery_worker, settings, broker_url):
     settings.JOB_LEASE_SECONDS = 60
     job = _lost("busy")
     job_claim(job_id=job.id, worker="alive")
 
     assert job_sweep() == 0
-    time.sleep(0.5)
+    wait_drained(broker_url)
     assert (Job.objects.get(pk=job.pk).status, handlers.RUNS) == (JobStatus.RUNNING, [])
 
 
-def test_finished_jobs_are_left_alone(celery_worker):
+def test_finished_jobs_are_left_alone(celery_worker, broker_url):
     old = timezone.now() - timedelta(hours=1)
     done = _lost("done", status=JobStatus.SUCCEEDED, attempts=1, run_after=old, finished_at=old)
     failed = _lost("failed", status=JobStatus.FAILED, attempts=5, run_after=old, error="boom")
 
     assert job_sweep() == 0
-    time.sleep(0.5)
+    wait_drained(broker_url)
 
     assert handlers.RUNS == []
     assert Job.objects.get(pk=done.pk).attempts == 1
