@@ -2,7 +2,9 @@
 
 It loads a labelled set (by default bench/data/multisession_set.json, built by
 bench/multisession_data.py; bench/data/retrieval_set.json, built by bench/retrieval_data.py, is
-the older, shorter one) into a fresh installation through the real write path: one project and
+the older, shorter one; bench/data/multilingual_set.json, built by bench/multilingual_data.py,
+holds German and Spanish conversations; --set takes a path or one of the names multisession,
+retrieval, multilingual) into a fresh installation through the real write path: one project and
 agent, one resource per user, a thread per session or per conversation (as the set says), runs
 and speaker names where the set has them, each message with its stored timestamp.
 
@@ -33,7 +35,7 @@ the run starts (the recency bonus is wall-clock based; dated questions name the 
 hence singles with recency=0 rows.
 
 Run it with:
-    .venv/bin/python bench/retrieval.py [--backend sqlite|postgres|both] [--set PATH]
+    .venv/bin/python bench/retrieval.py [--backend sqlite|postgres|both] [--set PATH|NAME]
         [--embedders fake-openai-http,local-onnx] [--select-by R@10|nDCG@10] [--no-tune]
         [--quick] [--weights LEXICAL,VECTOR,RECENCY[,K] ...] [--json OUT] [--no-shift]
 --quick keeps the first QUICK_CONVERSATIONS conversations and two values per tuned field, to
@@ -58,7 +60,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from common import PG_SERVER, postgres_database, record
+from multilingual_data import SET_PATH as MULTILINGUAL_SET
 from multisession_data import SET_PATH
+from retrieval_data import SET_PATH as RETRIEVAL_SET
 from retrieval_data import load_set, summary
 from retrieval_tuning import SELECT_BY, Tuner, jsonable, point_json, tuned_grid
 
@@ -68,6 +72,7 @@ sys.path.insert(0, str(ROOT))  # the project's apps, imported once Django is set
 PG_DATABASE = "memory_console_retrieval"
 QUICK_CONVERSATIONS = 3
 REPORTED = ("R@5", "R@10", "MRR", "nDCG@10")  # the tuning tables' columns
+SETS = {"multisession": SET_PATH, "retrieval": RETRIEVAL_SET, "multilingual": MULTILINGUAL_SET}
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,12 @@ def parse_args() -> argparse.Namespace:
     """Read the command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
-    parser.add_argument("--set", type=Path, default=SET_PATH, help="the labelled set (JSON)")
+    parser.add_argument(
+        "--set",
+        type=lambda text: SETS.get(text) or Path(text),
+        default=SET_PATH,
+        help=f"the labelled set: a JSON file, or one of {', '.join(SETS)}",
+    )
     names = [embedder.name for embedder in EMBEDDERS]
     parser.add_argument(
         "--embedders",

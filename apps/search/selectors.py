@@ -25,7 +25,7 @@ from apps.search.conversation import with_conversation
 from apps.search.fusion import Fused, FusionWeights, fuse
 from apps.search.models import ItemKind, SearchItem
 from apps.search.normalized import fuse_normalized
-from apps.search.query import query_terms
+from apps.search.query import lexical_terms
 from apps.search.scope import Scope
 from apps.search.time_boost import boost_in_window
 from apps.search.vectors import vector_model_serving
@@ -148,7 +148,7 @@ def rank(
     """
     db = backend()
     weights = weights or default_weights()
-    terms = query_terms(query)
+    terms = lexical_terms(query)
     depth = max(top_k * 4, settings.SEARCH_CANDIDATES)
     now = timezone.now()
     fused: list[Fused] = []

@@ -44,6 +44,7 @@ from apps.search.backends.common import (
     scope_where,
 )
 from apps.search.fields import vector_literal
+from apps.search.query import Term, as_term
 from apps.search.scope import Scope
 
 # In the full-text score, how much ts_rank (how often the terms occur) adds to the IDF sum.
@@ -52,7 +53,7 @@ _RANK_WEIGHT = 0.1
 HNSW_MAX_DIMS = 2000
 
 
-def lexical_candidates(scope: Scope, terms: list[str], limit: int) -> list[Candidate]:
+def lexical_candidates(scope: Scope, terms: list[Term | str], limit: int) -> list[Candidate]:
     """Return up to limit candidates matching any of the terms, best first."""
     if not terms:
         return []
@@ -115,7 +116,7 @@ class Match:
     created: float  # the item's created_at, in seconds since the epoch (for the recency bonus)
 
 
-def newest_matches(scope: Scope, terms: list[str], per_term: int) -> list[Match]:
+def newest_matches(scope: Scope, terms: list[Term | str], per_term: int) -> list[Match]:
     """Return the items among each term's per_term newest matches in the scope, newest first."""
     query = _Query(scope, terms, per_term)
     with connection.cursor() as cursor:
@@ -170,7 +171,7 @@ def _walk_only(cursor):
 class _Query:
     """The SQL of one search's full-text candidates in one scope."""
 
-    def __init__(self, scope: Scope, terms: list[str], per_term: int):
+    def __init__(self, scope: Scope, terms: list[Term | str], per_term: int):
         self.count, self.per_term = len(terms), per_term
         # The sample reads 4 times a term's quota of newest items, at most SEARCH_LEXICAL_SAMPLE:
         # enough to hold the quota of a term in a quarter of the items, and to tell how far a
@@ -325,8 +326,12 @@ def _union(cursor, branches: list[tuple[str, list]]) -> list[tuple]:
     return cursor.fetchall()
 
 
-def _tsquery(term: str) -> str:
-    return "'" + term.replace("'", "") + "'"
+def _tsquery(term: Term | str) -> str:
+    """Return to_tsquery() text matching the term's word or any of its prefixes."""
+    term = as_term(term)
+    quoted = ["'" + term.word.replace("'", "") + "'"]
+    quoted += ["'" + prefix.replace("'", "") + "':*" for prefix in term.prefixes]
+    return quoted[0] if len(quoted) == 1 else "(" + " | ".join(quoted) + ")"
 
 
 def idf_scores(matches: list[Match], count: int, rank_weight: float) -> list[tuple[int, float]]:

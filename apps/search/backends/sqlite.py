@@ -17,7 +17,7 @@ from apps.search.backends.common import (
     matches_per_term,
     scope_where,
 )
-from apps.search.query import fts5_match
+from apps.search.query import Term, fts5_match
 from apps.search.scope import Scope
 
 # BM25's constants: how fast a term's weight saturates, and how much a text's length (in
@@ -29,7 +29,7 @@ _BM25_B = 0.3
 _COUNT_CAP = 100_000
 
 
-def lexical_candidates(scope: Scope, terms: list[str], limit: int) -> list[Candidate]:
+def lexical_candidates(scope: Scope, terms: list[Term | str], limit: int) -> list[Candidate]:
     """Return up to limit candidates matching any of the terms, best first."""
     if not terms:
         return []
