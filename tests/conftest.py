@@ -4,11 +4,13 @@ acme is a project with two agents, alice and bob; globex is another project with
 Alice is the usual caller; bob and carol are the outsiders whose data she must never see.
 """
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from rest_framework.test import APIClient
@@ -138,3 +140,12 @@ def llm(fake_openai, settings):
     settings.OPENAI_API_KEY = "sk-test"
     settings.OPENAI_MAX_RETRIES = 0
     return fake_openai
+
+
+@pytest.fixture(scope="session")
+def written_schema(tmp_path_factory, django_db_blocker) -> dict:
+    """The OpenAPI schema as `manage.py spectacular` writes it, read back."""
+    path = tmp_path_factory.mktemp("schema") / "schema.json"
+    with django_db_blocker.unblock():
+        call_command("spectacular", "--format", "openapi-json", "--file", str(path))
+    return json.loads(path.read_text())

@@ -75,3 +75,21 @@ def _example(schema: dict, node: dict):
     if node.get("format") == "date-time":
         return "2025-01-01T00:00:00Z"
     return "x"
+
+
+def as_json_schema(node):
+    """Return an OpenAPI 3.0 schema node as JSON Schema: `nullable` becomes a null option."""
+    if isinstance(node, list):
+        return [as_json_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {key: as_json_schema(value) for key, value in node.items()}
+    if node.pop("nullable", False):
+        return {"anyOf": [node, {"type": "null"}]}
+    return node
+
+
+def answer_schema(schema: dict, path: str, method: str) -> dict:
+    """Return the JSON Schema of an operation's 200 answer, with the components it refers to."""
+    answer = schema["paths"][path][method]["responses"]["200"]["content"]["application/json"]
+    return as_json_schema({**answer["schema"], "components": schema["components"]})

@@ -6,12 +6,12 @@ import json
 
 import jsonschema
 import pytest
-from django.core.management import call_command
 
 from apps.jobs.services import job_run_pending
 from apps.memconfig.services import config_update
 from tests.agenttools.test_mcp import mcp_run
 from tests.agenttools.test_mcp import result_json as mcp_json
+from tests.api.openapi import answer_schema
 from tests.conftest import make_actor
 
 QUERY = {"query": "harbour crane", "scopes": ["messages", "knowledge", "episodic", "notes"]}
@@ -87,22 +87,12 @@ def test_they_give_the_same_warnings_too(searchable):
     assert _tools_call(searchable, asked) == rest
 
 
-@pytest.fixture
-def schema(tmp_path, django_db_blocker):
-    path = tmp_path / "schema.json"
-    with django_db_blocker.unblock():
-        call_command("spectacular", "--format", "openapi-json", "--file", str(path))
-    return json.loads(path.read_text())
-
-
-def test_each_hit_has_exactly_the_fields_the_schema_documents(searchable, schema):
-    components = schema["components"]["schemas"]
-    operation = schema["paths"]["/api/v1/search"]["post"]
-    documented = operation["responses"]["200"]["content"]["application/json"]["schema"]
+def test_each_hit_has_exactly_the_fields_the_schema_documents(searchable, written_schema):
+    components = written_schema["components"]["schemas"]
 
     answer = _rest(searchable, QUERY)
 
-    jsonschema.validate(answer, _json_schema({**documented, "components": schema["components"]}))
+    jsonschema.validate(answer, answer_schema(written_schema, "/api/v1/search", "post"))
     fields = set(components["SearchResult"]["properties"])
     context_fields = set(components["SearchContextMessage"]["properties"])
     around = [
@@ -122,21 +112,9 @@ def test_each_hit_has_exactly_the_fields_the_schema_documents(searchable, schema
     assert all(set(message) == context_fields for message in around)
 
 
-def _json_schema(node):
-    """Return an OpenAPI 3.0 schema node as JSON Schema: `nullable` becomes a null option."""
-    if isinstance(node, list):
-        return [_json_schema(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    node = {key: _json_schema(value) for key, value in node.items()}
-    if node.pop("nullable", False):
-        return {"anyOf": [node, {"type": "null"}]}
-    return node
-
-
-def test_the_schema_is_in_openapi_3_0s_terms(schema):
+def test_the_schema_is_in_openapi_3_0s_terms(written_schema):
     """Nullable fields say `nullable` (3.0), not pydantic's `anyOf` with a null type (3.1)."""
-    components = schema["components"]["schemas"]
+    components = written_schema["components"]["schemas"]
     result = components["SearchResult"]["properties"]
     text = json.dumps({name: components[name] for name in components if name.startswith("Search")})
 
