@@ -1,6 +1,6 @@
 """The context answer: one definition that every door sends.
 
-POST/GET /api/v1/threads/{id}/context and GET /api/v1/contexts/{id} send ContextAnswer, the
+POST/GET /api/v1/threads/{id}/context and GET /api/v1/contexts/{id} send Context, the
 get_context tool (REST function calling and MCP) its part ContextBrief. The models are the
 contract: context_answer() and context_brief() pass the answer assembly built (snapshots.py)
 through them and write it as JSON-ready data, and the OpenAPI schema is generated from the same

@@ -129,7 +129,7 @@ def _rank(text: str) -> int:
         return ESSENTIAL
     if _TOOL_OK.match(text):
         return TOOL
-    if _is_reply(Entry(refs=[], text=text)):
+    if _is_reply(text):
         return REPLY
     return STATEMENT
 
@@ -238,7 +238,7 @@ def _without_bare_replies(entries: list[Entry]) -> list[Entry]:
         said = entry.text.split(":", 1)[-1].strip()
         dated = entry.date is not None  # the start of a session stays
         previous = out[-1] if out else None
-        if not _is_reply(entry) or dated or previous is None:
+        if not _is_reply(entry.text) or dated or previous is None:
             out.append(entry)
             continue
         bare = not extractive.identifiers_in(said) and not _NAME.search(said)
@@ -246,7 +246,7 @@ def _without_bare_replies(entries: list[Entry]) -> list[Entry]:
             previous.refs += entry.refs
         elif (
             previous.rank in (STATEMENT, ESSENTIAL)
-            and not _is_reply(previous)
+            and not _is_reply(previous.text)
             and id(previous) not in answered
         ):
             previous.text += f" → {said}"
@@ -258,8 +258,9 @@ def _without_bare_replies(entries: list[Entry]) -> list[Entry]:
     return out
 
 
-def _is_reply(entry: Entry) -> bool:
-    return entry.text.split(":", 1)[0] in ("Assistant", "System")
+def _is_reply(text: str) -> bool:
+    """Whether an entry's text is said by the assistant (or the system): a reply."""
+    return text.split(":", 1)[0] in ("Assistant", "System")
 
 
 def _answered_repeats(entries: list[Entry]) -> list[Entry]:
