@@ -10,8 +10,8 @@ A digest (extractive.messages_digest) is a list of entries, each "[#refs] text".
    them stay in place, so what failed and when is still told;
 3. puts a reply on the line of what it answers ("Ruth: …? → A US cup is about 237 ml …"),
    and drops a reply that carries nothing to look up — cut prose with no identifier, number,
-   date, URL, path or name in it — keeping its references in the entry before it, so that
-   recall can still find the words;
+   date, URL, path or name in it; no line cites it then, as none quotes it (recall and
+   message ranges still find its words next to the line it answered);
    the user's requests and statements, errors, decisions and every line with a fact stay.
 
 condense_within() also fits a budget: it drops whole entries, oldest first and least
@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from apps.observations import extractive
 from apps.providers.tokens import count_tokens
 
-_REF = re.compile(r"^\[(#[\d–, #]+)\] ")
+_REF = re.compile(rf"^\[({extractive.SEQ_REFS})\] ")
+_MORE = re.compile(r"(\d+) more")
+_SHOWN_REFS = 4  # references a line lists before it counts the rest
 _DATE = re.compile(r"^\((\d{4}-\d{2}-\d{2} \d{2}:\d{2})\) ")
 _TOOL_OK = re.compile(r"^(?P<tool>[\w.-]+)\((?P<args>.*)\) → ok(?:; (?P<ids>.*))?$")
 _ARG = re.compile(r"(\w+)=((?:[^,]|,(?! \w+=))*)")
@@ -49,9 +51,19 @@ class Entry:
 
 
 def joined_refs(refs: list[str]) -> str:
-    """Return references as one, runs of adjacent seqs joined: "#1–4, #9"."""
-    spans = []
+    """Return references as one: runs of adjacent seqs joined, "#" only on the first.
+
+    "#1–4, 9, 11–12". A line repeated more than four times keeps its first two references
+    and its last, and says how many it leaves out ("#1–2, 40–41, 3 more, 290"): a model reads
+    the count and the span; the list would cost a fifth of a conversation's observations.
+    The "n more" of a reference parsed back is counted again when it is joined with others.
+    """
+    spans, hidden = [], 0
     for ref in refs:
+        more = _MORE.fullmatch(ref)
+        if more:
+            hidden += int(more.group(1))
+            continue
         bounds = [int(part) for part in re.findall(r"\d+", ref)]
         if bounds:
             spans.append((min(bounds), max(bounds)))
@@ -61,7 +73,12 @@ def joined_refs(refs: list[str]) -> str:
             merged[-1][1] = max(merged[-1][1], last)
         else:
             merged.append([first, last])
-    return ", ".join(f"#{a}" if a == b else f"#{a}–{b}" for a, b in merged)
+    shown = [f"{a}" if a == b else f"{a}–{b}" for a, b in merged]
+    if len(shown) > _SHOWN_REFS or (hidden and len(shown) >= 3):
+        shown = [*shown[:2], f"{hidden + len(shown) - 3} more", shown[-1]]
+    elif hidden:
+        shown = [*shown[:-1], f"{hidden} more", shown[-1]]
+    return "#" + ", ".join(shown)
 
 
 def condense(texts: list[str]) -> str:
@@ -230,7 +247,7 @@ def _tool_group(calls: list[tuple[Entry, re.Match]]) -> Entry:
 
 def _without_bare_replies(entries: list[Entry]) -> list[Entry]:
     """A reply follows what it answers on one line ("Ruth: …? → A US cup is 237 ml …"); a reply
-    whose kept prose names nothing goes, its references joining the entry before. A reply that
+    whose kept prose names nothing goes, and with it its references. A reply that
     is an error or a decision ("choose …") joins its question all the same but never goes."""
     out: list[Entry] = []
     answered: set[int] = set()  # entries a reply was joined to
@@ -243,7 +260,7 @@ def _without_bare_replies(entries: list[Entry]) -> list[Entry]:
             continue
         bare = not extractive.identifiers_in(said) and not _NAME.search(said)
         if entry.rank == REPLY and bare and not re.search(r"\d", said):
-            previous.refs += entry.refs
+            continue  # nothing of it stays, so no line cites it
         elif (
             previous.rank in (STATEMENT, ESSENTIAL)
             and not _is_reply(previous.text)

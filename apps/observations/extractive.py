@@ -25,10 +25,12 @@ PROMPT_VERSION = "extractive-1"
 _VALUE_CHARS = 40  # the prose of an argument value in a digest
 _TEXT_CHARS = 300  # an event, or a message that is not conversation
 # The prose kept of a conversational message's statements: the user's each, the other side's
-# first (the agent's replies are long and are recalled whole when a question needs them; the
-# facts of what is cut follow in brackets).
+# first sentence, cut (the agent's replies are long and are recalled whole when a question
+# needs them; the facts of what is cut follow in brackets). 50 characters hold a reply's gist
+# ("Press Q anywhere in the app to open quick add"); at 60 a conversation's observations were
+# 2.9x smaller than its messages, at 50 3.1x (bench/memory_fidelity.py).
 _STATEMENT_CHARS = 100
-_REPLY_CHARS = 60
+_REPLY_CHARS = 50
 # A pause longer than this starts a new session: its first line says when it was.
 _SESSION_GAP_SECONDS = 30 * 60
 _VERBATIM_CHARS = 4000  # a user request or error: kept whole unless enormous
@@ -64,10 +66,14 @@ _WHOLE = re.compile(
 )
 # Where prose may be cut: between words, or after a comma.
 _BOUNDARY = re.compile(r"[\s,]+")
-# The seq reference a digest line starts with: [#12], [#12–13], [#4–5, #9–10].
-_SEQ_REF = re.compile(r"^\[#[\d–, #]+\] ", re.MULTILINE)
+# The seq references a digest line starts with, without brackets: #12, #12–13, #4–5, 9–10, and
+# for a line repeated many times #1–2, 40–41, 3 more, 290 (condense.joined_refs).
+SEQ_REFS = r"#[\d–, #]+(?: more[\d–, #]*)?"
+_SEQ_REF = re.compile(rf"^\[{SEQ_REFS}\] ", re.MULTILINE)
 # The date and time a session's first line gives after its reference: (2024-02-05 08:00).
-_SESSION_DATE = re.compile(r"^(\[#[\d–, #]+\] )\(\d{4}-\d{2}-\d{2} \d{2}:\d{2}\) ", re.MULTILINE)
+_SESSION_DATE = re.compile(
+    rf"^(\[{SEQ_REFS}\] )" r"\(\d{4}-\d{2}-\d{2} \d{2}:\d{2}\) ", re.MULTILINE
+)
 _ERROR_WORDS = re.compile(
     r"\b(error|exception|traceback|failed|failure|timed? ?out|refused|denied|too many requests|"
     r"unavailable|rate.?limit)",
@@ -243,7 +249,9 @@ def _said(message, seqs, who: str) -> Step | None:
     parts = statement_parts(message.content, requests=user, facts=_facts)
     kept = [text if kind == "request" else _cut(text, _STATEMENT_CHARS) for kind, text in parts]
     if not user and parts:  # the first statement, cut, then the facts of the rest
-        kept = [_cut(" ".join(text for _, text in parts), _REPLY_CHARS)]
+        first = " ".join(parts[0][1].split())
+        limit = min(_REPLY_CHARS, len(first) + 1)  # + 1: the space after it is a boundary
+        kept = [_cut(" ".join(text for _, text in parts), limit)]
     if message.payload is not None:
         kept.append(_cut(_json(message.payload), _TEXT_CHARS))
     if not kept:

@@ -26,7 +26,8 @@ _UNCUT = 10**9
 # What an extractive line starts with: its seq reference ([#12], [#4–5]) and maybe the time of
 # its first message ((2026-11-27 12:17)): a pointer, not a fact an answer must repeat.
 _SEQ_REF = re.compile(
-    r"^\[#[\d–, #]+\] (?:\(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?(?:[–-][^)]*)?\) )?",
+    rf"^\[{extractive.SEQ_REFS}\] "
+    r"(?:\(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?(?:[–-][^)]*)?\) )?",
     re.MULTILINE,
 )
 

@@ -103,7 +103,31 @@ def test_a_reflection_is_smaller_than_its_sources_and_keeps_what_matters():
     assert "fetch_records ×6 → ok (limit=12) [url]: " in reflection
     assert "Let me look into that" not in reflection  # a reply that names nothing goes
     assert reflection.count("Please reconcile B-0 against ticket #4000.") == 1
-    assert "[#1, #9] User: Please reconcile B-0" in reflection  # repeats merge
+    assert "[#1, 9] User: Please reconcile B-0" in reflection  # repeats merge
+
+
+def test_a_reply_keeps_its_first_sentence_and_the_facts_of_the_rest():
+    digest = extractive.messages_digest(
+        [
+            said(1, "user", "Is guest access included in the Team plan?", name="Dana"),
+            said(
+                2,
+                "assistant",
+                "It's included in Team as well. Only the audit log and SSO need Business, "
+                "which costs 12 EUR a seat.",
+                minutes=1,
+            ),
+        ]
+    )
+
+    reply = digest.splitlines()[1].split(": ", 1)[1]
+    assert reply == "It's included in Team as well. …[12]"
+
+
+def test_a_reply_that_names_nothing_goes_with_its_reference():
+    digest = "[#1] Dana: How do I stop procrastinating?\n[#2] Assistant: Make them smaller …"
+
+    assert condense([digest]) == "[#1] Dana: How do I stop procrastinating?"
 
 
 def test_fitting_a_budget_drops_replies_before_requests_and_errors():
@@ -119,7 +143,26 @@ def test_fitting_a_budget_drops_replies_before_requests_and_errors():
 
 
 def test_references_join_into_runs():
-    assert joined_refs(["#4–5", "#1", "#2–3", "#9", "#11–12"]) == "#1–5, #9, #11–12"
+    assert joined_refs(["#4–5", "#1", "#2–3", "#9", "#11–12"]) == "#1–5, 9, 11–12"
+
+
+def test_a_line_repeated_many_times_counts_the_references_it_leaves_out():
+    refs = ["#1–2", "#40–41", "#90", "#120", "#200", "#290–291"]
+
+    assert joined_refs(refs) == "#1–2, 40–41, 3 more, 290–291"
+    # Parsed back and joined with more, the left-out ones are counted again.
+    assert joined_refs(["#1–2", "40–41", "3 more", "290–291", "#400"]) == "#1–2, 40–41, 4 more, 400"
+
+
+def test_a_line_with_counted_references_condenses_again_without_losing_the_count():
+    repeated = "\n".join(f"[#{n}] Dana: Can I export a project as PDF?" for n in (1, 9, 20, 31, 42))
+    once = condense([repeated])
+
+    again = condense([once, "[#60] Dana: Can I export a project as PDF?"])
+
+    assert once == "[#1, 9, 2 more, 42] Dana: Can I export a project as PDF?"
+    assert again == "[#1, 9, 3 more, 60] Dana: Can I export a project as PDF?"
+    assert extractive.identifiers_in(again) == set()  # references are not facts
 
 
 def test_small_talk_alone_is_said_to_hold_nothing_to_remember():
@@ -138,7 +181,7 @@ def test_a_question_asked_again_joins_its_first_asking_even_at_a_session_start()
     reflection = condense([first, "\n".join(later), again])
 
     assert reflection.count("Can I export a project as PDF?") == 1
-    assert reflection.startswith("[#1–2, #40–41, #90] (2024-05-03 09:00) Dana: Can I export")
+    assert reflection.startswith("[#1–2, 40–41, 90] (2024-05-03 09:00) Dana: Can I export")
 
 
 def test_a_session_that_starts_with_a_repeat_hands_its_date_to_its_next_line():
@@ -152,7 +195,7 @@ def test_a_session_that_starts_with_a_repeat_hands_its_date_to_its_next_line():
 
     assert reflection.count("Can I export a project as PDF?") == 1
     assert reflection.splitlines() == [
-        "[#1–2, #40] (2024-05-03 09:00) Dana: Can I export a project as PDF? → Yes: use Export …",
+        "[#1–2, 40] (2024-05-03 09:00) Dana: Can I export a project as PDF? → Yes: use Export …",
         "[#42] (2024-06-11 14:05) Dana: Please rename the project Orion to Atlas.",
     ]
 
