@@ -106,7 +106,16 @@ def _target_index(project_id, model: str, dims: int) -> VectorIndex | None:
         status__in=[VectorIndexStatus.BUILDING, VectorIndexStatus.READY],
         defaults={"status": VectorIndexStatus.BUILDING},
     )
-    backend().ensure_vector_index(dims)
+    if backend().vector_index_missing(dims):
+        # Building the index here would hold the job (and, outside CONCURRENTLY, every
+        # append) for as long as the table is large: an operator creates it instead.
+        logger.warning(
+            "No vector index for %s-dimension vectors (%s): searches scan them exactly. "
+            "Create it with `manage.py vector_index %s`.",
+            dims,
+            model,
+            dims,
+        )
     return index
 
 

@@ -414,18 +414,54 @@ def lexical_index_compact() -> None:
     """Nothing to do: the text search vector is a column of the row and goes with it."""
 
 
+def vector_index_name(dims: int) -> str:
+    return f"search_embedding_hnsw_{int(dims)}"
+
+
+def vector_index_statement(dims: int, *, concurrently: bool = False) -> str:
+    """Return the CREATE INDEX of pgvector's HNSW index for vectors of this dimension: partial,
+    so that each dimension has its own (a vector index holds one dimension)."""
+    how = " CONCURRENTLY" if concurrently else ""
+    return (
+        f"CREATE INDEX{how} IF NOT EXISTS {vector_index_name(dims)} "
+        f"ON search_itemembedding USING hnsw ((vector::vector({int(dims)})) "
+        f"vector_cosine_ops) WHERE dims = {int(dims)}"
+    )
+
+
+def vector_index_missing(dims: int) -> bool:
+    """Whether vectors of this dimension could have an HNSW index and have no valid one."""
+    if dims > HNSW_MAX_DIMS:
+        return False  # such vectors are always scanned exactly
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE c.relname = %s",
+            [vector_index_name(dims)],
+        )
+        row = cursor.fetchone()
+    return row is None or not row[0]
+
+
 def ensure_vector_index(dims: int) -> None:
-    """Create pgvector's HNSW index for vectors of this dimension, if it is missing."""
+    """Create pgvector's HNSW index for vectors of this dimension, if it is missing.
+
+    Run by `manage.py vector_index` (and migration 0010 for common dimensions), never by a job:
+    building an index over a large table takes long. Outside a transaction it is built
+    CONCURRENTLY, so appends and their vectors go on meanwhile; an invalid index a failed
+    concurrent build left behind is dropped and built again.
+    """
     if dims > HNSW_MAX_DIMS:
         return  # such vectors are always scanned exactly
     with connection.cursor() as cursor:
+        if not connection.in_atomic_block:
+            if vector_index_missing(dims):
+                cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {vector_index_name(dims)}")
+            cursor.execute(vector_index_statement(dims, concurrently=True))
+            return
         # Deferred foreign-key checks of rows written earlier in this transaction would make
         # CREATE INDEX refuse the table ("pending trigger events"): run them now, then defer
         # again (Django's foreign keys are all DEFERRABLE INITIALLY DEFERRED).
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        cursor.execute(
-            f"CREATE INDEX IF NOT EXISTS search_embedding_hnsw_{int(dims)} "
-            f"ON search_itemembedding USING hnsw ((vector::vector({int(dims)})) "
-            f"vector_cosine_ops) WHERE dims = {int(dims)}"
-        )
+        cursor.execute(vector_index_statement(dims))
         cursor.execute("SET CONSTRAINTS ALL DEFERRED")

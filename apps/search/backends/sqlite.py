@@ -63,6 +63,11 @@ def ensure_vector_index(dims: int) -> None:
     """SQLite has no vector index: every scope is scanned with NumPy."""
 
 
+def vector_index_missing(dims: int) -> bool:
+    """Never: SQLite has no vector index to miss."""
+    return False
+
+
 def lexical_index_compact() -> None:
     """Merge FTS5's segments into one, dropping the entries of deleted rows.
 
