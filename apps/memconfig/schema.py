@@ -135,7 +135,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "search_context_session_share",
         float,
-        0.25,
+        0.4,
         "Share of the best score of the other messages of its session that a message gains "
         "in search.",
         0.0,

@@ -26,6 +26,9 @@ class FusionWeights:
     neighbour_share: float = 0.0
     session_share: float = 0.0
     session_gap_minutes: float = 30.0
+    # How many messages after each of the best three matches are read as part of their
+    # session, so that they can gain its share (1: only the neighbours).
+    session_follow: int = 1
     # The item kinds fused by per-query normalised scores (normalized.py) rather than by rank,
     # and the weights of each signal's normalised score there.
     normalized_kinds: frozenset[str] = frozenset()

@@ -623,6 +623,7 @@ def default_weights() -> FusionWeights:
         normalized_kinds=frozenset(settings.SEARCH_NORMALIZED_KINDS),
         normalized_lexical=settings.SEARCH_NORMALIZED_WEIGHT_LEXICAL,
         normalized_vector=settings.SEARCH_NORMALIZED_WEIGHT_VECTOR,
+        session_follow=settings.SEARCH_SESSION_FOLLOW,
         **_conversation_weights(settings.MEMORY_DEFAULTS),
     )
 

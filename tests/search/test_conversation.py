@@ -84,12 +84,13 @@ def test_a_message_gains_from_its_neighbour_and_its_session_and_says_whence(alic
     best = hits[(first, 1)]
     assert hits[(first, 2)]["signals"]["context"] == {
         "neighbour": pytest.approx(0.2 * _own_score(best), abs=2e-6),
-        "session": pytest.approx(0.1 * _own_score(best), abs=2e-6),
+        # A thousandth less per message between them: one.
+        "session": pytest.approx(0.1 * _own_score(best) * 0.999, abs=2e-6),
         "from": {"neighbour": 1, "session": 1},
     }
     # Seq 4 is in seq 1's session, but its neighbours are 3 (no score) and 5 (another session).
     assert hits[(first, 4)]["signals"]["context"] == {
-        "session": pytest.approx(0.1 * _own_score(best), abs=2e-6),
+        "session": pytest.approx(0.1 * _own_score(best) * 0.997, abs=2e-6),
         "from": {"session": 1},
     }
     assert best["signals"]["context"]["from"]["neighbour"] == 2
@@ -191,3 +192,49 @@ def test_vector_search_shares_too_and_keeps_the_floor(alice, use_embedder):
     assert "vector" in found[(thread["id"], 2)]["signals"]
     kept = _search(alice, query="pelican harbour", min_similarity=0.999)
     assert all("lexical" in hit["signals"] for hit in kept)
+
+
+def _tiles(actor):
+    """A session where the question's words come up at seq 1 and its answer, which holds none
+    of them, three turns later; a pause; then weaker matches on later days."""
+    thread = actor.new_thread()
+    _say(
+        actor,
+        thread["id"],
+        (0, "Kofi is choosing the bathroom tiles this week"),
+        (1, "about the plumber, part one"),
+        (2, "and the plumber again, part two"),
+        (3, "he went for the green Moroccan zellige in the end"),
+        (70, "lunch break"),
+        *((1440 * day, f"bathroom budget check {day}") for day in range(1, 7)),
+    )
+    return thread
+
+
+@pytest.mark.parametrize("follow", [1, 12])
+def test_the_best_matches_session_is_read_onwards_as_far_as_the_setting_says(
+    alice, settings, follow
+):
+    settings.SEARCH_SESSION_FOLLOW = follow
+    thread = _tiles(alice)
+    _configure(alice, neighbour_share=0.0, session_share=0.75)
+
+    found = _search(alice, query="Kofi bathroom tiles", message_range={"before": 0, "after": 0})
+
+    seqs = [hit["seq"] for hit in found]
+    assert seqs[0] == 1
+    if follow == 1:  # only the neighbours are read: the answer three turns on is not
+        assert 4 not in seqs
+    else:
+        answer = next(hit for hit in found if hit["seq"] == 4)
+        assert answer["content"] == "he went for the green Moroccan zellige in the end"
+        assert answer["signals"] == {
+            "context": {
+                "session": pytest.approx(0.75 * _own_score(found[0]) * 0.997, abs=2e-6),
+                "from": {"session": 1},
+            }
+        }
+        # Of the turns the session lifts alike, the nearer come first.
+        lifted = [seq for seq in seqs if 2 <= seq <= 4]
+        assert lifted == sorted(lifted)
+        assert thread["id"] == answer["thread_id"]

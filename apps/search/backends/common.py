@@ -135,9 +135,12 @@ def capped_count(cursor, table: str, alias: str, where: str, params: list, cap: 
     return recent_figure(("count", table, where, tuple(map(_hashable, params)), cap), count)
 
 
-def message_neighbourhood(scope: Scope, item_ids: list[int]) -> list[MessageRow]:
+def message_neighbourhood(
+    scope: Scope, item_ids: list[int], *, followed: int = 0, follow: int = 1
+) -> list[MessageRow]:
     """Return the rows of these message items and of the messages just before and after each
-    (seq ± 1 in the same thread), those in the scope only.
+    (seq ± 1 in the same thread), those in the scope only; for the first `followed` of them,
+    the `follow` messages after (seq + 1 … seq + follow) instead of one.
 
     Two queries, each driven by unique indexes: the messages around the candidates (three probes
     of (thread, seq) per candidate), then their search items among the scope (one probe of the
@@ -151,6 +154,7 @@ def message_neighbourhood(scope: Scope, item_ids: list[int]) -> list[MessageRow]
         return []
     join = join_in_order()
     chosen, ids = among("s0.id", item_ids)
+    first, firsts = among("s0.id", item_ids[:followed] or [0])
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
@@ -158,10 +162,11 @@ def message_neighbourhood(scope: Scope, item_ids: list[int]) -> list[MessageRow]
             FROM search_searchitem s0
             {join} threads_message m0 ON m0.id = s0.message_id
             {join} threads_message m
-                ON m.thread_id = m0.thread_id AND m.seq BETWEEN m0.seq - 1 AND m0.seq + 1
+                ON m.thread_id = m0.thread_id AND m.seq BETWEEN m0.seq - 1
+                AND m0.seq + CASE WHEN {first} THEN %s ELSE 1 END
             WHERE {chosen}
             """,
-            ids,
+            [*firsts, max(follow, 1), *ids],
         )
         around = {row[0]: row[1:] for row in cursor.fetchall()}
         if not around:  # the candidates' messages were deleted meanwhile
