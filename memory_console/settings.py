@@ -355,7 +355,7 @@ SEARCH_WEIGHT_VECTOR = env_float("SEARCH_WEIGHT_VECTOR", 1.0)
 SEARCH_WEIGHT_RECENCY = env_float("SEARCH_WEIGHT_RECENCY", 0.05)
 SEARCH_RECENCY_HALF_LIFE_DAYS = env_float("SEARCH_RECENCY_HALF_LIFE_DAYS", 30.0)
 SEARCH_RRF_K = env_int("SEARCH_RRF_K", 5)
-# Messages after each of a thread's best three matches read as part of their session: the
+# Messages after each of a message search's best three matches read as part of their session: the
 # answer often comes a few turns after the turn that names the topic (conversation.py).
 SEARCH_SESSION_FOLLOW = env_int("SEARCH_SESSION_FOLLOW", 12)
 # Added to a message created inside the period a query names ("last week", "in May 2023").

@@ -2,7 +2,8 @@
 
 A digest (extractive.messages_digest) is a list of entries, each "[#refs] text". Condensing:
 
-1. merges entries that say the same thing (their references join: "[#4, #19] Ruth: …");
+1. merges entries that say the same thing (their references join: "[#4, 19] Ruth: …"; a line
+   said more than four times counts the references it leaves out: "[#1–2, 40–41, 3 more, 290]");
 2. groups the successful steps of one tool into one entry, where the first stood: the tool,
    how many times, the arguments all its calls had alike once, then each call's other
    arguments and what its result named ("fetch_records ×3 → ok (limit=12) [url, batch]:
@@ -26,7 +27,7 @@ from apps.observations import extractive
 from apps.providers.tokens import count_tokens
 
 _REF = re.compile(rf"^\[({extractive.SEQ_REFS})\] ")
-_MORE = re.compile(r"(\d+) more")
+_MORE = re.compile(r"#?(\d+) more")
 _SHOWN_REFS = 4  # references a line lists before it counts the rest
 _DATE = re.compile(r"^\((\d{4}-\d{2}-\d{2} \d{2}:\d{2})\) ")
 _TOOL_OK = re.compile(r"^(?P<tool>[\w.-]+)\((?P<args>.*)\) → ok(?:; (?P<ids>.*))?$")
@@ -76,9 +77,9 @@ def joined_refs(refs: list[str]) -> str:
     shown = [f"{a}" if a == b else f"{a}–{b}" for a, b in merged]
     if len(shown) > _SHOWN_REFS or (hidden and len(shown) >= 3):
         shown = [*shown[:2], f"{hidden + len(shown) - 3} more", shown[-1]]
-    elif hidden:
-        shown = [*shown[:-1], f"{hidden} more", shown[-1]]
-    return "#" + ", ".join(shown)
+    elif hidden:  # a reference first, then the count: "#1–11, 3 more", "#1, 3 more, 40"
+        shown = [shown[0], f"{hidden} more", *shown[1:]]
+    return "#" + ", ".join(shown) if shown else ""
 
 
 def condense(texts: list[str]) -> str:
@@ -173,7 +174,8 @@ def _folded(entries: list[Entry], line_of) -> list[Entry]:
     held: tuple[Entry, Entry] | None = None  # a dated repeat, and the line it repeats
 
     def join(entry: Entry, line: Entry) -> None:
-        line.refs += [ref for ref in entry.refs if ref not in line.refs]
+        # A count of left-out references ("3 more") adds up, however often it repeats.
+        line.refs += [ref for ref in entry.refs if _MORE.fullmatch(ref) or ref not in line.refs]
 
     for entry in entries:
         line = line_of(entry)

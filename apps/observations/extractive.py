@@ -68,7 +68,7 @@ _WHOLE = re.compile(
 _BOUNDARY = re.compile(r"[\s,]+")
 # The seq references a digest line starts with, without brackets: #12, #12–13, #4–5, 9–10, and
 # for a line repeated many times #1–2, 40–41, 3 more, 290 (condense.joined_refs).
-SEQ_REFS = r"#[\d–, #]+(?: more[\d–, #]*)?"
+SEQ_REFS = r"#[\d–, #]+(?: more[\d–, #]*)*"
 _SEQ_REF = re.compile(rf"^\[{SEQ_REFS}\] ", re.MULTILINE)
 # The date and time a session's first line gives after its reference: (2024-02-05 08:00).
 _SESSION_DATE = re.compile(

@@ -25,6 +25,7 @@ logger = logging.getLogger(__name__)
 JOB_KIND = "search.vectors"
 # An embedder's input limit is in tokens; this many characters stays well inside common limits.
 EMBED_TEXT_CHARS = 8000
+_WARNED: set[int] = set()  # dimensions this process warned have no vector index
 
 
 def vectors_sync_enqueue(*, project_id) -> None:
@@ -106,7 +107,8 @@ def _target_index(project_id, model: str, dims: int) -> VectorIndex | None:
         status__in=[VectorIndexStatus.BUILDING, VectorIndexStatus.READY],
         defaults={"status": VectorIndexStatus.BUILDING},
     )
-    if backend().vector_index_missing(dims):
+    if dims not in _WARNED and backend().vector_index_missing(dims):
+        _WARNED.add(dims)  # once per process: the job runs after every append
         # Building the index here would hold the job (and, outside CONCURRENTLY, every
         # append) for as long as the table is large: an operator creates it instead.
         logger.warning(

@@ -154,6 +154,28 @@ def test_a_line_repeated_many_times_counts_the_references_it_leaves_out():
     assert joined_refs(["#1–2", "40–41", "3 more", "290–291", "#400"]) == "#1–2, 40–41, 4 more, 400"
 
 
+def test_counts_of_left_out_references_add_up_when_lines_merge():
+    many = [f"[#{n}] Dana: Can I export a project as PDF?" for n in (1, 9, 20, 31, 42)]
+    more = [f"[#{n}] Dana: Can I export a project as PDF?" for n in (101, 109, 120, 131, 142)]
+    first, second = condense(["\n".join(many)]), condense(["\n".join(more)])
+
+    assert condense([first, second]) == "[#1, 9, 7 more, 142] Dana: Can I export a project as PDF?"
+    # Merged without condensing (a reflection that falls back to its sources), both counts
+    # stay part of the reference: none of its numbers is taken for a fact.
+    merged = extractive.observations_merge([first, second])
+    assert (
+        merged == "[#1, 9, 2 more, 42, #101, 109, 2 more, 142] Dana: Can I export a project as PDF?"
+    )
+    assert extractive.identifiers_in(merged) == set()
+    assert condense([merged]) == "[#1, 9, 7 more, 142] Dana: Can I export a project as PDF?"
+
+
+def test_a_count_never_comes_first_and_no_reference_writes_none():
+    assert joined_refs(["#1–11", "3 more"]) == "#1–11, 3 more"
+    assert joined_refs(["#3 more", "1–11"]) == "#1–11, 3 more"
+    assert joined_refs([]) == ""
+
+
 def test_a_line_with_counted_references_condenses_again_without_losing_the_count():
     repeated = "\n".join(f"[#{n}] Dana: Can I export a project as PDF?" for n in (1, 9, 20, 31, 42))
     once = condense([repeated])

@@ -29,6 +29,9 @@ def test_the_common_dimensions_are_indexed_by_the_migration(db):
 
 
 def test_the_vectors_job_builds_no_index_and_says_how_to(alice, use_embedder, caplog):
+    from apps.search import vectors
+
+    vectors._WARNED.discard(48)
     thread = alice.new_thread()
     alice.append(thread["id"], {"role": "user", "content": "the red kite nests in the oak"})
 
@@ -44,7 +47,22 @@ def test_the_vectors_job_builds_no_index_and_says_how_to(alice, use_embedder, ca
 
 
 @pytest.mark.skipif(f"not ({POSTGRES})", reason="PostgreSQL's HNSW indexes")
+def test_the_vectors_job_warns_once_per_dimension(alice, use_embedder, caplog):
+    from apps.search import vectors
+
+    vectors._WARNED.discard(48)
+    thread = alice.new_thread()
+    with caplog.at_level(logging.WARNING, logger="apps.search.vectors"):
+        use_embedder(alice, dims=48)()
+        alice.append(thread["id"], {"role": "user", "content": "a second message"})
+        use_embedder(alice, dims=48)()
+
+    assert sum("vector_index 48" in r.getMessage() for r in caplog.records) == 1
+
+
+@pytest.mark.skipif(f"not ({POSTGRES})", reason="PostgreSQL's HNSW indexes")
 def test_the_command_indexes_the_dimensions_in_use(alice, use_embedder):
+    assert _run().startswith("No project has vectors yet")
     use_embedder(alice, dims=48)()
 
     assert _run() == "48 dimensions: index created.\n"

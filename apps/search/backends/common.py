@@ -142,8 +142,8 @@ def message_neighbourhood(
     (seq ± 1 in the same thread), those in the scope only; for the first `followed` of them,
     the `follow` messages after (seq + 1 … seq + follow) instead of one.
 
-    Two queries, each driven by unique indexes: the messages around the candidates (three probes
-    of (thread, seq) per candidate), then their search items among the scope (one probe of the
+    Two queries, each driven by unique indexes: the messages around the candidates (a range of
+    (thread, seq) per candidate), then their search items among the scope (one probe of the
     item's message per message). One query joining both let PostgreSQL's planner, which cannot
     estimate a seq ± 1 range, read all of a thread's items to apply the scope first: 2.05 ms
     for one candidate in a 1,200-message thread among 1M items, against 0.80 + 0.33 ms for the

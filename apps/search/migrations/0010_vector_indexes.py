@@ -18,12 +18,16 @@ def forward(apps, schema_editor):
         return
     for dims in DIMS:  # the statement of backends.postgres.vector_index_statement, as of now
         schema_editor.execute(
-            f"CREATE INDEX IF NOT EXISTS search_embedding_hnsw_{dims} ON search_itemembedding "
-            f"USING hnsw ((vector::vector({dims})) vector_cosine_ops) WHERE dims = {dims}"
+            f"CREATE INDEX CONCURRENTLY IF NOT EXISTS search_embedding_hnsw_{dims} "
+            f"ON search_itemembedding USING hnsw ((vector::vector({dims})) vector_cosine_ops) "
+            f"WHERE dims = {dims}"
         )
 
 
 class Migration(migrations.Migration):
+    # CONCURRENTLY, outside a transaction: on an installation that already holds vectors, the
+    # build reads the whole table, and appends and their vectors go on meanwhile.
+    atomic = False
     dependencies = [("search", "0009_message_who_when")]
 
     operations = [migrations.RunPython(forward, migrations.RunPython.noop)]

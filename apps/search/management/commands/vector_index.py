@@ -32,6 +32,11 @@ class Command(BaseCommand):
         if not dims:
             live = VectorIndex.objects.exclude(status=VectorIndexStatus.RETIRED)
             dims = sorted(set(live.values_list("dims", flat=True)))
+            if not dims:
+                self.stdout.write(
+                    "No project has vectors yet: give the dimensions to index (manage.py "
+                    "vector_index 3072), or run this again once the embedder has run."
+                )
         for value in dims:
             if value > HNSW_MAX_DIMS:
                 self.stdout.write(
