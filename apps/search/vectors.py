@@ -25,7 +25,9 @@ logger = logging.getLogger(__name__)
 JOB_KIND = "search.vectors"
 # An embedder's input limit is in tokens; this many characters stays well inside common limits.
 EMBED_TEXT_CHARS = 8000
-_WARNED: set[int] = set()  # dimensions this process warned have no vector index
+# Dimensions whose vector index this process has looked for: once each, the job runs after
+# every append (an index, once made, stays; a missing one is warned about once).
+_CHECKED: set[int] = set()
 
 
 def vectors_sync_enqueue(*, project_id) -> None:
@@ -107,17 +109,18 @@ def _target_index(project_id, model: str, dims: int) -> VectorIndex | None:
         status__in=[VectorIndexStatus.BUILDING, VectorIndexStatus.READY],
         defaults={"status": VectorIndexStatus.BUILDING},
     )
-    if dims not in _WARNED and backend().vector_index_missing(dims):
-        _WARNED.add(dims)  # once per process: the job runs after every append
-        # Building the index here would hold the job (and, outside CONCURRENTLY, every
-        # append) for as long as the table is large: an operator creates it instead.
-        logger.warning(
-            "No vector index for %s-dimension vectors (%s): searches scan them exactly. "
-            "Create it with `manage.py vector_index %s`.",
-            dims,
-            model,
-            dims,
-        )
+    if dims not in _CHECKED:
+        _CHECKED.add(dims)
+        if backend().vector_index_missing(dims):
+            # Building the index here would hold the job (and, outside CONCURRENTLY, every
+            # append) for as long as the table is large: an operator creates it instead.
+            logger.warning(
+                "No vector index for %s-dimension vectors (%s): searches scan them exactly. "
+                "Create it with `manage.py vector_index %s`.",
+                dims,
+                model,
+                dims,
+            )
     return index
 
 

@@ -31,7 +31,7 @@ def test_the_common_dimensions_are_indexed_by_the_migration(db):
 def test_the_vectors_job_builds_no_index_and_says_how_to(alice, use_embedder, caplog):
     from apps.search import vectors
 
-    vectors._WARNED.discard(48)
+    vectors._CHECKED.discard(48)
     thread = alice.new_thread()
     alice.append(thread["id"], {"role": "user", "content": "the red kite nests in the oak"})
 
@@ -50,7 +50,7 @@ def test_the_vectors_job_builds_no_index_and_says_how_to(alice, use_embedder, ca
 def test_the_vectors_job_warns_once_per_dimension(alice, use_embedder, caplog):
     from apps.search import vectors
 
-    vectors._WARNED.discard(48)
+    vectors._CHECKED.discard(48)
     thread = alice.new_thread()
     with caplog.at_level(logging.WARNING, logger="apps.search.vectors"):
         use_embedder(alice, dims=48)()

@@ -4,7 +4,7 @@ Both modules offer the same functions, returning plain Candidate rows:
 
     lexical_candidates(scope, terms, limit) -> list[Candidate]
     vector_candidates(scope, model, dims, vector, limit) -> list[Candidate]
-    ensure_vector_index(dims) -> None        (manage.py vector_index; never from a job)
+    ensure_vector_index(dims) -> bool        (manage.py vector_index; never from a job)
     vector_index_missing(dims) -> bool
     lexical_index_compact() -> None
     newest_created(scope) -> float | None

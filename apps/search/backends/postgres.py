@@ -443,25 +443,26 @@ def vector_index_missing(dims: int) -> bool:
     return row is None or not row[0]
 
 
-def ensure_vector_index(dims: int) -> None:
-    """Create pgvector's HNSW index for vectors of this dimension, if it is missing.
+def ensure_vector_index(dims: int) -> bool:
+    """Create pgvector's HNSW index for vectors of this dimension if it is missing; return
+    whether it built one.
 
     Run by `manage.py vector_index` (and migration 0010 for common dimensions), never by a job:
     building an index over a large table takes long. Outside a transaction it is built
     CONCURRENTLY, so appends and their vectors go on meanwhile; an invalid index a failed
     concurrent build left behind is dropped and built again.
     """
-    if dims > HNSW_MAX_DIMS:
-        return  # such vectors are always scanned exactly
+    if not vector_index_missing(dims):  # vectors over HNSW_MAX_DIMS are scanned exactly
+        return False
     with connection.cursor() as cursor:
         if not connection.in_atomic_block:
-            if vector_index_missing(dims):
-                cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {vector_index_name(dims)}")
+            cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {vector_index_name(dims)}")
             cursor.execute(vector_index_statement(dims, concurrently=True))
-            return
+            return True
         # Deferred foreign-key checks of rows written earlier in this transaction would make
         # CREATE INDEX refuse the table ("pending trigger events"): run them now, then defer
         # again (Django's foreign keys are all DEFERRABLE INITIALLY DEFERRED).
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute(vector_index_statement(dims))
         cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+    return True

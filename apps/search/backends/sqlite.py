@@ -59,8 +59,9 @@ def newest_created(scope: Scope) -> float | None:
     return row[0] if row else None
 
 
-def ensure_vector_index(dims: int) -> None:
-    """SQLite has no vector index: every scope is scanned with NumPy."""
+def ensure_vector_index(dims: int) -> bool:
+    """SQLite has no vector index: every scope is scanned with NumPy (none is built)."""
+    return False
 
 
 def vector_index_missing(dims: int) -> bool:

@@ -43,8 +43,7 @@ class Command(BaseCommand):
                     f"{value} dimensions: scanned exactly (HNSW holds at most "
                     f"{HNSW_MAX_DIMS:,}), no index."
                 )
-            elif backend().vector_index_missing(value):
-                backend().ensure_vector_index(value)
+            elif backend().ensure_vector_index(value):
                 self.stdout.write(f"{value} dimensions: index created.")
             else:
                 self.stdout.write(f"{value} dimensions: already indexed.")
