@@ -26,7 +26,7 @@ from apps.search.selectors import (
     similarity_floor,
 )
 from apps.tenancy.selectors import resource_find
-from apps.threads.selectors import thread_check
+from apps.threads.selectors import messages_at, thread_check
 
 # The scopes a caller names, and the kind of item each searches.
 SCOPE_KINDS: dict[str, str] = {
@@ -85,6 +85,7 @@ def retrieve(
         top_k=top_k,
         message_range=message_range,
         floor=similarity_floor(agent=agent, value=min_similarity),
+        read_messages=messages_at,
     )
     # The message scope holds only this agent's items, so a message hit in the thread proves
     # it the agent's; the check's own query (about 1 ms of a 15 ms thread search) runs only
@@ -162,6 +163,7 @@ def retrieve_for_context(
             top_k=recall_top_k,
             message_range=recall_range,
             embedding=embedding,
+            read_messages=messages_at,
         ).hits
     blocks = {block: found.get(kind, []) for block, kind in CONTEXT_BLOCKS.items()}
     return ContextHits(embedding=embedding, blocks=blocks, recall=recall)

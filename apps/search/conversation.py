@@ -58,6 +58,8 @@ def with_conversation(
     best_two = _best_two_per_session(rows, session, scores)
     by_place = {(row.thread_id, row.seq): row for row in rows}
     for row in rows:
+        if row.item_id in by_id:
+            by_id[row.item_id].place = (row.thread_id, row.seq)
         neighbour = _best_neighbour(row, by_place, session, scores)
         others = best_two.get(session[row.item_id], [])
         other = next((pair for pair in others if pair[1].item_id != row.item_id), None)
@@ -75,7 +77,8 @@ def with_conversation(
             continue
         entry = by_id.get(row.item_id)
         if entry is None:  # not a candidate: it enters by its context alone
-            entry = by_id[row.item_id] = Fused(row.item_id)
+            entry = Fused(row.item_id, kind=scope.kind, place=(row.thread_id, row.seq))
+            by_id[row.item_id] = entry
         entry.score += sum(gain for gain, _ in gains.values())
         entry.signals["context"] = {
             **{name: round(gain, 6) for name, (gain, _) in gains.items()},

@@ -52,6 +52,10 @@ class Fused:
     item_id: int
     score: float = 0.0
     signals: dict = field(default_factory=dict)
+    kind: str = ""  # the item's kind, once its scope's list is fused
+    # A message's (thread id, seq), when the ranking read it (conversation.py); a message hit
+    # is shown from there without reading its item again.
+    place: tuple | None = None
 
 
 def fuse(

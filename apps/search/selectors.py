@@ -8,6 +8,7 @@ episodic recall, the knowledge-base webhooks, evaluation).
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -20,7 +21,6 @@ from apps.memconfig.selectors import config_effective
 from apps.providers.embeddings import embedder_for
 from apps.providers.errors import EmbeddingError
 from apps.search.backends import backend
-from apps.search.backends.common import among, join_in_order
 from apps.search.conversation import with_conversation
 from apps.search.fusion import Fused, FusionWeights, fuse
 from apps.search.models import ItemKind, SearchItem
@@ -41,6 +41,11 @@ _RELATED: dict[str, str] = {
 }
 # The kinds that belong to a thread: thread_id narrows them.
 _IN_THREADS = {ItemKind.MESSAGE, ItemKind.ARTIFACT}
+
+# Reads the messages at (thread id, seq) places and around them: apps.threads.selectors.
+# messages_at, passed in by the caller (messages belong to the threads app, above this one).
+MessagesReader = Callable[..., dict[tuple[uuid.UUID, int], Any]]
+
 # The result type the API shows for each kind.
 RESULT_TYPES: dict[str, str] = {
     ItemKind.MESSAGE: "message",
@@ -175,6 +180,8 @@ def rank(
         )
         if min_similarity is not None and "vector" in ranked:
             scope_fused = _above_floor(scope_fused, min_similarity)
+        for entry in scope_fused:
+            entry.kind = scope.kind
         if scope.kind == ItemKind.MESSAGE:
             # The best 2·top_k candidates share their scores, not all of depth: at top_k 10 on
             # the multi-session set, recall@10 moved by one or two questions of 166 either way
@@ -312,6 +319,7 @@ def search_for_agent(
     without_resource: bool = False,
     embedding: QueryEmbedding | None = None,
     floor: Floor | None = None,
+    read_messages: MessagesReader | None = None,
 ) -> SearchResults:
     """Search what the agent may see: its messages and entries, its project's knowledge, its
     own notes and those its project shares.
@@ -324,7 +332,9 @@ def search_for_agent(
     search_context_* and search_session_gap_minutes settings. embedding is the query's, when
     the caller searches several times for one query and embedded it once (query_embed). floor
     drops hits less similar than its value when the project has vectors. Notes belong to
-    no thread or end user, so thread and resource do not narrow them.
+    no thread or end user, so thread and resource do not narrow them. read_messages reads the
+    messages of message hits and around them (apps.threads.selectors.messages_at): required
+    when kinds hold messages.
     """
     scopes = [
         _agent_scope(
@@ -355,7 +365,9 @@ def search_for_agent(
                 config["semantic_recall_range_before"],
                 config["semantic_recall_range_after"],
             )
-        found = _message_hits(winners, *message_range)
+        if read_messages is None:
+            raise ValueError("message hits are read with read_messages (threads' messages_at)")
+        found = _message_hits(winners, *message_range, read_messages)
     others = [entry for entry in winners if entry.item_id not in found]
     other_kinds = [scope.kind for scope in scopes if scope.kind != ItemKind.MESSAGE]
     if others and other_kinds:
@@ -541,60 +553,50 @@ def hits_by_id(*, kind: str, ids) -> dict[str, Hit]:
     return {str(hit.id): hit for hit in hits}
 
 
-# Messages belong to the threads app, above this one; the search index reaches them through
-# its own relation rather than an import; so its fields are not known here (Any).
-_Message: Any = SearchItem._meta.get_field("message").related_model
-
-
-def _message_hits(winners: list[Fused], before: int, after: int) -> dict[int, Hit]:
+def _message_hits(
+    winners: list[Fused], before: int, after: int, read_messages: MessagesReader
+) -> dict[int, Hit]:
     """Return the winners that are messages as hits by item id, each with the messages before
-    and after it in its thread, all read in one query.
+    and after it in its thread, all read in one query (read_messages).
 
     A message appears once across all ranges: not in a range when it is itself a hit, nor in
-    a later (lower-ranked) hit's range when an earlier hit's range already holds it. The query
-    starts from the winners' items and reads each one's stretch of its thread by the (thread,
-    seq) index, each message once however many stretches hold it (hits cluster: the
-    conversation step raises a strong hit's neighbours). Reading the hits, then their ranges,
-    took two queries and twice the model rows (2.0 + 1.9 ms of a 14 ms thread search,
-    bench/search.py's full database, in-process).
+    a later (lower-ranked) hit's range when an earlier hit's range already holds it. The
+    ranking already read where most hits sit (conversation.py); the items of the others are
+    read for it first.
     """
-    if not winners:
+    messages = [entry for entry in winners if entry.kind == ItemKind.MESSAGE]
+    places = {entry.item_id: entry.place for entry in messages if entry.place is not None}
+    unplaced = [entry.item_id for entry in messages if entry.place is None]
+    if unplaced:
+        items = SearchItem.objects.filter(id__in=unplaced, message__isnull=False)
+        places.update(
+            (item_id, (thread_id, seq))
+            for item_id, thread_id, seq in items.values_list("id", "thread_id", "message__seq")
+        )
+    if not places:
         return {}
-    join = join_in_order()
-    chosen, ids = among("s0.id", [entry.item_id for entry in winners])
-    # Grouped by the message's primary key, so its other columns may be selected as they are.
-    rows = _Message.objects.raw(
-        f"""
-        SELECT m.*, max(CASE WHEN m.seq = m0.seq THEN s0.id END) AS hit_item_id
-        FROM {SearchItem._meta.db_table} s0
-        {join} {_Message._meta.db_table} m0 ON m0.id = s0.message_id
-        {join} {_Message._meta.db_table} m
-            ON m.thread_id = m0.thread_id AND m.seq BETWEEN m0.seq - %s AND m0.seq + %s
-        WHERE {chosen}
-        GROUP BY m.id
-        """,
-        [before, after, *ids],
-    )
-    by_place, by_item = {}, {}
-    for message in rows:
-        by_place[(message.thread_id, message.seq)] = message
-        if message.hit_item_id is not None:
-            by_item[message.hit_item_id] = message
-    hits = {  # the winners not read are not messages, or were deleted meanwhile
-        entry.item_id: _message_hit(by_item[entry.item_id], entry.score, entry.signals)
-        for entry in winners
-        if entry.item_id in by_item
+    # The ranking's rows name a thread as the database returned it: hex text on SQLite.
+    places = {item_id: (_as_uuid(thread), seq) for item_id, (thread, seq) in places.items()}
+    by_place = read_messages(places=list(places.values()), before=before, after=after)
+    hits = {  # the winners not read were deleted meanwhile
+        entry.item_id: _message_hit(by_place[place], entry.score, entry.signals)
+        for entry in messages
+        if (place := places.get(entry.item_id)) in by_place
     }
-    shown = {(hit.thread_id, hit.seq) for hit in hits.values()}
+    shown = {places[item_id] for item_id in hits}
     for item_id, hit in hits.items():
-        seq = by_item[item_id].seq  # the hit's own message's (a hit's seq may be None)
+        thread, seq = places[item_id]
         ranges = []
         for seqs in (range(seq - before, seq), range(seq + 1, seq + after + 1)):
-            places = [(hit.thread_id, at) for at in seqs if (hit.thread_id, at) in by_place]
-            ranges.append([_context_message(by_place[p]) for p in places if p not in shown])
-            shown.update(places)
+            around = [(thread, at) for at in seqs if (thread, at) in by_place]
+            ranges.append([_context_message(by_place[p]) for p in around if p not in shown])
+            shown.update(around)
         hit.context = MessageRange(before=ranges[0], after=ranges[1])
     return hits
+
+
+def _as_uuid(value) -> uuid.UUID:
+    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
 
 
 def _context_message(message) -> ContextMessage:

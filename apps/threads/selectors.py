@@ -2,7 +2,7 @@
 
 import uuid
 
-from django.db.models import Count, F, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
 
 from apps.core.errors import NotFound
 from apps.tenancy.models import Agent
@@ -110,6 +110,33 @@ def messages_around(*, thread: Thread, seqs, before: int, after: int) -> dict[in
         return {}
     rows = Message.objects.filter(thread=thread, seq__in=sorted(wanted))
     return {row.seq: row for row in rows.values_list(*_TAIL_FIELDS, named=True)}
+
+
+# What a search hit shows of a message and of the messages around it.
+_HIT_FIELDS = (*_TAIL_FIELDS, "thread_id", "metadata")
+
+
+def messages_at(*, places, before: int, after: int) -> dict[tuple[uuid.UUID, int], tuple]:
+    """Return the messages at places ((thread id, seq) pairs, of any threads) and from `before`
+    before to `after` after each, by (thread id, seq), as named rows (id, seq, role, kind,
+    name, content, payload, created_at, token_count, thread_id, metadata), in one query: each
+    message once however many stretches hold it.
+
+    What a search shows of its message hits. Each thread's seqs are probed through its unique
+    (thread, seq) index, never by walking the thread; named rows rather than model instances,
+    which took as long to build as the query took to run (bench/context.py, in-process).
+    """
+    wanted: dict[uuid.UUID, set[int]] = {}
+    for thread_id, seq in places:
+        seqs = wanted.setdefault(thread_id, set())
+        seqs.update(at for at in range(seq - before, seq + after + 1) if at > 0)
+    condition = Q()
+    for thread_id, seqs in wanted.items():
+        condition |= Q(thread_id=thread_id, seq__in=sorted(seqs))
+    if not condition:
+        return {}
+    rows = Message.objects.filter(condition).values_list(*_HIT_FIELDS, named=True)
+    return {(row.thread_id, row.seq): row for row in rows}
 
 
 def message_latest(*, thread: Thread, role: str) -> Message | None:
