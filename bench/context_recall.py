@@ -10,8 +10,8 @@ computed in the same run:
   POST /threads/{id}/context, with the settings under test; what it gives is its
   system_prompt and its messages;
 - last B tokens: the thread's newest messages that fit B, no memory at all;
-- search hits: search_for_agent() over the thread's messages for the question (the service
-  behind POST /search), as many hits as fit B, best first, no range around them.
+- search hits: retrieve() over the thread's messages for the question (the door behind
+  POST /search), as many hits as fit B, best first, no range around them.
 
 A question's evidence is present when the text of one of its answering turns (grade 2) is in
 what is sent (the system prompt with its escapes undone). Each is measured on two histories of
@@ -191,13 +191,12 @@ def last_tokens(thread, budget: int) -> str:
 
 
 def search_hits(agent, thread, query: str) -> list[str]:
-    from apps.search.models import ItemKind
-    from apps.search.selectors import search_for_agent
+    from apps.retrieval.selectors import retrieve
 
-    found = search_for_agent(
+    found = retrieve(
         agent=agent,
         query=query,
-        kinds=[ItemKind.MESSAGE],
+        scopes=["messages"],
         thread_id=thread.id,
         top_k=200,
         message_range=(0, 0),
