@@ -22,11 +22,19 @@ never wrong; two rows of one session that lie further apart, with no row read be
 bridge the gap, are left unlinked. The approximation can therefore miss a session's share, never
 give one across a pause. For neighbours (seq ± 1) the rule is exact.
 
-A context gain never lengthens a scope's list: it is cut back to the number of candidates it
-had. A neighbour can take the place of a weaker match, but a query that matches one message
-still answers one message (with its message range around it), rather than that message and
-everything next to it.
+A message that was no candidate enters by its gain while the scope's list holds fewer than
+top_k messages, and beyond that only in place of a weaker match. A question whose words match
+only the turn that raised a topic ("We did the cake tasting this morning.") so also answers with
+the turns after it, where the outcome was said ("Then three tiers: lemon and elderflower...");
+cut back to its candidates, as the list was before, it answered with that one turn and the
+message range around it. On the multi-session set, full text (SQLite), recall@10 0.705 -> 0.723
+and recall@20 0.738 -> 0.768 with this (session questions 0.70 -> 0.80); the older set
+0.713 -> 0.719; the German and Spanish set unchanged. The cost is in precision: a query that
+matches a message or two also answers with other turns of their sessions, after them and
+marked by their `context` signal alone, where it answered with the matches only.
 """
+
+from datetime import UTC, datetime
 
 from apps.search.backends.common import MessageRow, message_neighbourhood
 from apps.search.fusion import Fused, FusionWeights
@@ -38,11 +46,23 @@ _PER_MESSAGE = 0.001
 
 
 def with_conversation(
-    scope: Scope, fused: list[Fused], weights: FusionWeights, depth: int
+    scope: Scope,
+    fused: list[Fused],
+    weights: FusionWeights,
+    depth: int,
+    created: dict[int, datetime],
 ) -> list[Fused]:
-    """Return the scope's fused messages with their conversation shares, best first.
+    """Return the scope's fused messages with their conversation shares, best first, all of
+    them: the caller cuts the list (to top_k, or the number of candidates if more).
 
     The depth best candidates and their neighbours take part; the others keep their scores.
+    created (item id -> created_at) gains the messages that enter by their share alone, so
+    that the caller can give them the boost of the period a query names, as the candidates of
+    that period have it (time_boost.py): the reply after "Time to plan the next block of
+    training" answers "what did the block we planned in December add?", and without the boost
+    was ranked below every other December turn (multi-session set, full text: temporal
+    questions' recall@10 0.712 -> 0.788, all 0.681 -> 0.705; the older set and the German and
+    Spanish one unchanged).
     """
     if not fused or (weights.neighbour_share <= 0 and weights.session_share <= 0):
         return fused
@@ -79,13 +99,13 @@ def with_conversation(
         if entry is None:  # not a candidate: it enters by its context alone
             entry = Fused(row.item_id, kind=scope.kind, place=(row.thread_id, row.seq))
             by_id[row.item_id] = entry
+            created[row.item_id] = datetime.fromtimestamp(row.created, UTC)
         entry.score += sum(gain for gain, _ in gains.values())
         entry.signals["context"] = {
             **{name: round(gain, 6) for name, (gain, _) in gains.items()},
             "from": {name: source.seq for name, (_, source) in gains.items()},
         }
-    ranked = sorted(by_id.values(), key=lambda e: (-e.score, -e.item_id))
-    return ranked[: len(fused)]
+    return sorted(by_id.values(), key=lambda e: (-e.score, -e.item_id))
 
 
 def _sessions(rows: list[MessageRow], gap_seconds: float) -> dict[int, object]:

@@ -27,7 +27,7 @@ from apps.search.models import ItemKind, SearchItem
 from apps.search.normalized import fuse_normalized
 from apps.search.query import lexical_terms
 from apps.search.scope import Scope
-from apps.search.time_boost import boost_in_window
+from apps.search.time_boost import boost_in_window, query_window
 from apps.search.vectors import vector_model_serving
 
 logger = logging.getLogger(__name__)
@@ -148,7 +148,8 @@ def rank(
     3. With a vector and min_similarity, items only the vectors found and less similar than
        that go (see _above_floor).
     4. Messages share their scores with their neighbours and sessions (conversation.py): the
-       2·top_k best candidates and the messages around them.
+       2·top_k best candidates and the messages around them; a message that enters so gets the
+       period's boost too; they fill a scope's list up to top_k, then only replace weaker ones.
     5. The fused lists of all scopes are merged by score and cut to top_k.
     """
     db = backend()
@@ -175,19 +176,34 @@ def rank(
         }
         fusion = fuse_normalized if scope.kind in weights.normalized_kinds else fuse
         scope_fused = fusion(ranked, created, now, weights)
-        scope_fused = boost_in_window(
-            scope=scope, query=query, fused=scope_fused, created=created, weights=weights
-        )
         if min_similarity is not None and "vector" in ranked:
             scope_fused = _above_floor(scope_fused, min_similarity)
         for entry in scope_fused:
             entry.kind = scope.kind
+        window = query_window(
+            scope=scope, query=query, fused=scope_fused, created=created, weights=weights
+        )
+        if window is not None:
+            scope_fused = boost_in_window(
+                fused=scope_fused, created=created, window=window, weights=weights
+            )
+        count = len(scope_fused)
         if scope.kind == ItemKind.MESSAGE:
             # The best 2·top_k candidates share their scores, not all of depth: at top_k 10 on
             # the multi-session set, recall@10 moved by one or two questions of 166 either way
             # (fused 0.846 → 0.834, lexical 0.633 → 0.639, SQLite, local ONNX), and a common
             # query's neighbourhood reads 60 messages instead of 150.
-            scope_fused = with_conversation(scope, scope_fused, weights, top_k * 2)
+            candidates_created = set(created)
+            scope_fused = with_conversation(scope, scope_fused, weights, top_k * 2, created)
+            entered = [e for e in scope_fused if e.item_id not in candidates_created]
+            if window is not None and entered:
+                # A message that enters by its share is of the period the query names or not,
+                # as a candidate is; it gets the boost too (see conversation.py).
+                boost_in_window(fused=entered, created=created, window=window, weights=weights)
+                scope_fused.sort(key=lambda entry: (-entry.score, -entry.item_id))
+        # Messages that entered by their shares fill the list up to top_k, and beyond that
+        # take the place of weaker ones (conversation.py).
+        scope_fused = scope_fused[: max(count, top_k)]
         fused += scope_fused
     fused.sort(key=lambda entry: (-entry.score, -entry.item_id))
     winners = fused[:top_k]

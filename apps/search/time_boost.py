@@ -3,6 +3,7 @@ rank higher. A boost, not a filter: a question's date may be loose, and a good m
 outside its period should still be found.
 """
 
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from apps.search.backends import backend
@@ -12,15 +13,30 @@ from apps.search.scope import Scope
 from apps.search.temporal import find_time_phrase
 
 
-def boost_in_window(
+@dataclass(frozen=True)
+class Window:
+    """The period a query names, as UTC instants [start, end), and its days as shown."""
+
+    start: datetime
+    end: datetime
+    shown: list[str]
+
+    def boost(self, entry: Fused, created: datetime, weights: FusionWeights) -> None:
+        """Add weights.temporal_boost to the entry if created inside; say so in its signals."""
+        inside = 1.0 if self.start <= created < self.end else 0.0
+        entry.score += weights.temporal_boost * inside
+        entry.signals["time"] = {"window": self.shown, "score": inside}
+
+
+def query_window(
     *,
     scope: Scope,
     query: str,
     fused: list[Fused],
     created: dict[int, datetime],
     weights: FusionWeights,
-) -> list[Fused]:
-    """Add weights.temporal_boost to the fused message candidates created inside the window.
+) -> Window | None:
+    """Return the period the query names, for the boost of a message scope's candidates.
 
     1. Only messages, and only a query that names a period (read from its text, no query).
     2. A period without a year ("in May", "last week") is placed against the day of the
@@ -29,14 +45,12 @@ def boost_in_window(
        item, read by the scope's index (one row), or a candidate's if later: history
        back-filled after newer messages makes the newest item an older one, and a max() over
        created_at would read the whole scope.
-    3. Every candidate gets the signal `time` with the window (first and last day, UTC) and its
-       score, 1 inside and 0 outside. Only the candidates are read, never the scope.
     """
     if scope.kind != ItemKind.MESSAGE or not weights.temporal_boost or not fused:
-        return fused
+        return None
     phrase = find_time_phrase(query)
     if phrase is None:
-        return fused
+        return None
     anchor = None
     if phrase.needs_anchor:
         latest = max(created[entry.item_id] for entry in fused)
@@ -44,15 +58,26 @@ def boost_in_window(
         if newest is not None:
             latest = max(latest, datetime.fromtimestamp(newest, UTC))
         anchor = latest.date()
-    window = phrase.window(anchor)
-    if window is None:
-        return fused
-    start, end = _day_start(window[0]), _day_start(window[1] + timedelta(days=1))
-    shown = [window[0].isoformat(), window[1].isoformat()]
+    days = phrase.window(anchor)
+    if days is None:
+        return None
+    return Window(
+        start=_day_start(days[0]),
+        end=_day_start(days[1] + timedelta(days=1)),
+        shown=[days[0].isoformat(), days[1].isoformat()],
+    )
+
+
+def boost_in_window(
+    *, fused: list[Fused], created: dict[int, datetime], window: Window, weights: FusionWeights
+) -> list[Fused]:
+    """Add weights.temporal_boost to the candidates created inside the window, best first.
+
+    Every candidate gets the signal `time` with the window (first and last day, UTC) and its
+    score, 1 inside and 0 outside. Only the candidates are read, never the scope.
+    """
     for entry in fused:
-        inside = 1.0 if start <= created[entry.item_id] < end else 0.0
-        entry.score += weights.temporal_boost * inside
-        entry.signals["time"] = {"window": shown, "score": inside}
+        window.boost(entry, created[entry.item_id], weights)
     return sorted(fused, key=lambda entry: (-entry.score, -entry.item_id))
 
 

@@ -81,7 +81,14 @@ def test_observations_show_as_the_messages_they_cover(operator, alice):
 
 
 def test_recalled_messages_show_as_stretches(operator, alice):
-    configure(alice, context_strategy="none", recent_window=2, semantic_recall_range_after=0)
+    # Two recalled matches: not the turns of their session they lift (search's conversations).
+    configure(
+        alice,
+        context_strategy="none",
+        recent_window=2,
+        semantic_recall_top_k=2,
+        semantic_recall_range_after=0,
+    )
     thread = alice.new_thread()
     words = [{"role": "user", "content": f"Filler message number {n}"} for n in range(1, 31)]
     words[9] = {"role": "user", "content": "The boiler in the cellar leaks"}

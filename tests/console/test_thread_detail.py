@@ -3,13 +3,16 @@
 import html
 import json
 import re
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from apps.runstate.services import checkpoint_create, iteration_append, snapshot_put
 from apps.threads.models import Message, Run, Thread
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
+DAY = timedelta(days=1)
 
 
 @pytest.fixture
@@ -195,11 +198,18 @@ def test_observations_and_summaries_have_their_place_above_the_timeline(operator
 
 def test_the_in_thread_search_shows_each_hit_with_its_context_range(operator, alice):
     thread = alice.new_thread(title="Long")
+    # A day apart, the fillers before and after the hit are of other sessions than its own, so
+    # none is lifted into a hit of its own (search's conversations): they show in its range.
+    start = timezone.now() - timedelta(days=3)
+
+    def said(day: int, text: str, role: str = "user") -> dict:
+        return {"role": role, "content": text, "created_at": (start + day * DAY).isoformat()}
+
     alice.append(
         thread["id"],
-        *[{"role": "user", "content": f"filler line {n}"} for n in range(1, 6)],
-        {"role": "user", "content": "The router model is XR-500."},
-        *[{"role": "assistant", "content": f"more filler {n}"} for n in range(7, 10)],
+        *[said(0, f"filler line {n}") for n in range(1, 6)],
+        said(1, "The router model is XR-500."),
+        *[said(2, f"more filler {n}", "assistant") for n in range(7, 10)],
     )
 
     response = operator.post(

@@ -87,6 +87,7 @@ def test_recall_brings_past_messages_outside_the_window_with_their_range(alice, 
         alice,
         context_strategy="none",
         recent_window=4,
+        semantic_recall_top_k=2,  # the two matches, not the turns of their session they lift
         semantic_recall_range_before=1,
         semantic_recall_range_after=1,
     )

@@ -7,6 +7,7 @@ import pytest
 from django.utils import timezone
 
 from apps.memconfig.services import config_update
+from tests.search.hits import matched
 
 START = timezone.now() - timedelta(days=2)
 
@@ -170,14 +171,39 @@ def test_a_neighbour_nothing_matched_is_returned_when_the_share_is_high_enough(a
     assert len(found) == len(without) == 3
 
 
-def test_context_never_lengthens_the_answer(alice):
+def test_the_turns_a_match_lifts_fill_the_answer_up_to_top_k_after_it(alice):
     thread = alice.new_thread()
-    _say(alice, thread["id"], (0, "one"), (1, "needle"), (2, "three"))
+    _say(alice, thread["id"], (0, "one"), (1, "needle"), (2, "three"), (3, "four"))
     _configure(alice, neighbour_share=0.9, session_share=0.0)
 
-    found = _search(alice, query="needle")
+    found = _search(alice, query="needle", message_range={"before": 0, "after": 0})
+    one = _search(alice, query="needle", top_k=1)
 
-    assert [hit["seq"] for hit in found] == [2]
+    # The match first, then the neighbours it lifted; "four" is no neighbour and gained nothing.
+    assert [hit["seq"] for hit in found] == [2, 3, 1]
+    assert [set(hit["signals"]) for hit in found] == [
+        {"lexical", "recency"},
+        {"context"},
+        {"context"},
+    ]
+    assert [hit["seq"] for hit in one] == [2]  # never more than top_k
+
+
+def test_a_lifted_turn_takes_the_place_of_a_weaker_match_once_the_answer_is_full(alice):
+    thread = alice.new_thread()
+    _say(
+        alice,
+        thread["id"],
+        (0, "needle in the haystack"),
+        (1, "the answer after it"),
+        *((1440 * day, f"haystack {day}") for day in (1, 2, 3)),
+    )
+    _configure(alice, neighbour_share=0.9, session_share=0.0)
+
+    found = _search(alice, query="needle haystack", top_k=3)
+
+    assert [hit["seq"] for hit in found][:2] == [1, 2]
+    assert len(found) == 3  # one of the weaker matches gave way
 
 
 def test_vector_search_shares_too_and_keeps_the_floor(alice, use_embedder):
@@ -191,7 +217,7 @@ def test_vector_search_shares_too_and_keeps_the_floor(alice, use_embedder):
     assert found[(thread["id"], 2)]["signals"]["context"]["from"] == {"neighbour": 1}
     assert "vector" in found[(thread["id"], 2)]["signals"]
     kept = _search(alice, query="pelican harbour", min_similarity=0.999)
-    assert all("lexical" in hit["signals"] for hit in kept)
+    assert all("lexical" in hit["signals"] for hit in matched(kept))
 
 
 def _tiles(actor):
@@ -238,3 +264,39 @@ def test_the_best_matches_session_is_read_onwards_as_far_as_the_setting_says(
         lifted = [seq for seq in seqs if 2 <= seq <= 4]
         assert lifted == sorted(lifted)
         assert thread["id"] == answer["thread_id"]
+
+
+def test_a_message_that_enters_by_its_share_gets_the_boost_of_the_period_the_query_names(alice):
+    thread = alice.new_thread()
+    noon = START.replace(hour=12, minute=0, second=0, microsecond=0)
+    alice.append(
+        thread["id"],
+        *(
+            {"role": "user", "content": text, "created_at": (noon + at).isoformat()}
+            for at, text in (
+                (timedelta(days=-3), "the training block we planned"),
+                (timedelta(0), "time to plan the next training block"),
+                (timedelta(minutes=1), "weeks five to eight: 55, 60, 65 km"),
+                (timedelta(days=1), "lunch break"),  # the newest: its day before is "yesterday"
+            )
+        ),
+    )
+    _configure(alice, neighbour_share=0.5, session_share=0.0)
+
+    found = _search(
+        alice,
+        query="What did the training block we planned yesterday add?",
+        message_range={"before": 0, "after": 0},
+    )
+
+    # The reply to yesterday's match, which holds none of the words, comes before the match of
+    # three days earlier: it is of the period the question names, as its neighbour is.
+    assert {hit["seq"] for hit in found[:2]} == {2, 3}
+    assert found[2]["seq"] == 1 and found[2]["signals"]["time"]["score"] == 0.0
+    answer = next(hit for hit in found if hit["seq"] == 3)
+    assert set(answer["signals"]) == {"context", "time"}
+    assert answer["signals"]["time"]["score"] == 1.0
+    boost = 0.08  # FusionWeights.temporal_boost
+    gain = answer["signals"]["context"]["neighbour"]
+    assert gain == pytest.approx(0.5 * found[[h["seq"] for h in found].index(2)]["score"], abs=2e-6)
+    assert answer["score"] == pytest.approx(gain + boost, abs=2e-6)

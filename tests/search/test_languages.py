@@ -10,6 +10,7 @@ from apps.search.languages import query_language
 from apps.search.query import STOPWORDS, Term, lexical_terms, query_terms
 from apps.search.scope import Scope
 from tests.context.conftest import block, context, talk
+from tests.search.hits import matched
 
 GERMAN = [
     "Die Rechnung für den Februar ist noch nicht bezahlt.",
@@ -26,7 +27,9 @@ SPANISH = [
 def _search(actor, query):
     response = actor.post("/api/v1/search", {"query": query})
     assert response.status_code == 200, response.content
-    return [hit["content"] for hit in response.json()["results"]]
+    results = response.json()["results"]
+    assert matched(results[:1]) == results[:1]  # a match comes first
+    return [hit["content"] for hit in matched(results)]
 
 
 def _say(actor, texts):

@@ -4,6 +4,7 @@ less similar than the floor, go; word matches stay."""
 import pytest
 
 from apps.memconfig.services import config_update
+from tests.search.hits import matched
 
 TEXTS = [
     "the espresso machine is leaking water",
@@ -13,9 +14,13 @@ TEXTS = [
 
 
 def search(actor, **body):
+    """The answer, its results cut to what words and vectors found: the floor judges those (the
+    turns of their sessions that fill the answer after them are conversation.py's)."""
     response = actor.post("/api/v1/search", {"scopes": ["messages"], "top_k": 10, **body})
     assert response.status_code == 200, response.content
-    return response.json()
+    answer = response.json()
+    answer["results"] = matched(answer["results"])
+    return answer
 
 
 def similarities(results) -> list[float]:

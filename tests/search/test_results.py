@@ -21,7 +21,14 @@ HIT_TYPES = {"message", "knowledge", "episodic", "note"}
 @pytest.fixture
 def alice(transactional_db):
     actor = make_actor("acme", "alice")
-    config_update(agent=actor.agent, changes={"episodic_approval_required": False}, changed_by="t")
+    # No conversation shares: the turns around a match stay in its range, not hits of their own
+    # (conversation.py), so every field of a range is seen.
+    changes = {
+        "episodic_approval_required": False,
+        "search_context_neighbour_share": 0.0,
+        "search_context_session_share": 0.0,
+    }
+    config_update(agent=actor.agent, changes=changes, changed_by="t")
     return actor
 
 

@@ -4,6 +4,7 @@ from apps.jobs.services import job_run_pending
 from apps.memconfig.services import config_update
 from apps.threads.models import Message
 from tests.conftest import recorded_sql
+from tests.search.hits import matched
 
 
 def _search(actor, **body):
@@ -23,7 +24,7 @@ def test_it_finds_messages_by_words_and_their_stems(alice):
 
     results = _search(alice, query="deploying billing")
 
-    assert [r["content"] for r in results] == ["We deployed the billing service on Friday"]
+    assert [r["content"] for r in matched(results)] == ["We deployed the billing service on Friday"]
     hit = results[0]
     assert hit["type"] == "message"
     assert hit["thread_id"] == thread["id"]
@@ -48,7 +49,8 @@ def test_message_hits_carry_their_range_without_repeating_messages(alice):
     texts = ["intro", "alpha topic", "filler one", "filler two", "alpha again", "closing"]
     _conversation(alice, texts)
 
-    results = _search(alice, query="alpha", message_range={"before": 2, "after": 1})
+    # top_k 2: the two matches alone, not the turns of their session they lift (conversation.py)
+    results = _search(alice, query="alpha", top_k=2, message_range={"before": 2, "after": 1})
 
     by_seq = {r["seq"]: r for r in results}
     assert set(by_seq) == {2, 5}
@@ -66,7 +68,7 @@ def test_message_hits_carry_their_range_without_repeating_messages(alice):
 def test_the_default_range_comes_from_config(alice):
     _conversation(alice, ["one", "two", "three", "needle", "five", "six"])
 
-    [hit] = _search(alice, query="needle")
+    [hit] = _search(alice, query="needle", top_k=1)
 
     assert [m["seq"] for m in hit["context"]["before"]] == [2, 3]
     assert [m["seq"] for m in hit["context"]["after"]] == [5]
@@ -78,7 +80,9 @@ def test_hits_of_several_threads_and_their_ranges_are_read_in_one_statement(alic
 
     def search(before, after):
         with recorded_sql() as queries:
-            results = _search(alice, query="kiln", message_range={"before": before, "after": after})
+            results = _search(
+                alice, query="kiln", top_k=2, message_range={"before": before, "after": after}
+            )
         stretches = {
             (r["thread_id"], r["seq"]): (
                 [m["content"] for m in r["context"]["before"]],
@@ -269,7 +273,11 @@ def test_message_hits_and_their_ranges_rebuild_the_chat_messages(alice):
     )
 
     [hit] = _search(
-        alice, query="Leipzig", thread_id=thread["id"], message_range={"before": 1, "after": 1}
+        alice,
+        query="Leipzig",
+        top_k=1,
+        thread_id=thread["id"],
+        message_range={"before": 1, "after": 1},
     )
 
     assert (hit["seq"], hit["role"], hit["kind"], hit["name"]) == (
@@ -322,6 +330,6 @@ def test_the_thread_is_looked_up_only_when_no_message_hit_proves_it_the_agents(a
         lookups = sum('FROM "threads_thread"' in sql for sql in queries)
         nothing = _search(alice, query="zeppelin", thread_id=thread["id"])
 
-    assert [hit["seq"] for hit in found] == [1] and lookups == 0
+    assert [hit["seq"] for hit in matched(found)] == [1] and lookups == 0
     assert nothing == []
     assert sum('FROM "threads_thread"' in sql for sql in queries) == 1
