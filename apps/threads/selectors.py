@@ -101,17 +101,6 @@ def message_tail_within(*, thread: Thread, after_seq: int, max_tokens: int, limi
     return list(rows.values_list(*_TAIL_FIELDS, named=True))
 
 
-def messages_around(*, thread: Thread, seqs, before: int, after: int) -> dict[int, tuple]:
-    """Return the thread's messages from `before` before to `after` after each of seqs, by seq,
-    as message_tail_within's rows (one query, each message once however many stretches hold
-    it)."""
-    wanted = {seq + step for seq in seqs for step in range(-before, after + 1) if seq + step > 0}
-    if not wanted:
-        return {}
-    rows = Message.objects.filter(thread=thread, seq__in=sorted(wanted))
-    return {row.seq: row for row in rows.values_list(*_TAIL_FIELDS, named=True)}
-
-
 # What a search hit shows of a message and of the messages around it.
 _HIT_FIELDS = (*_TAIL_FIELDS, "thread_id", "metadata")
 
@@ -137,6 +126,15 @@ def messages_at(*, places, before: int, after: int) -> dict[tuple[uuid.UUID, int
         return {}
     rows = Message.objects.filter(condition).values_list(*_HIT_FIELDS, named=True)
     return {(row.thread_id, row.seq): row for row in rows}
+
+
+def messages_around(*, thread, seqs, before: int, after: int) -> dict[int, tuple]:
+    """Return the thread's (a Thread or its id) messages from `before` before to `after` after
+    each of seqs, by seq, as messages_at's rows (one query, each message once however many
+    stretches hold it)."""
+    thread_id = getattr(thread, "pk", thread)
+    found = messages_at(places=[(thread_id, seq) for seq in seqs], before=before, after=after)
+    return {seq: row for (_, seq), row in found.items()}
 
 
 def message_latest(*, thread: Thread, role: str) -> Message | None:
