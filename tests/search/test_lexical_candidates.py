@@ -11,6 +11,7 @@ from django.utils import timezone
 from apps.knowledge.services import knowledge_base_get_or_create
 from apps.search.backends import backend
 from apps.search.models import SearchItem
+from apps.search.query import Term
 from apps.search.scope import Scope
 from apps.tenancy.services import agent_get_or_create, project_get_or_create
 from apps.threads.services import thread_resolve_or_create
@@ -221,3 +222,34 @@ def test_a_word_seen_once_in_the_sample_is_not_walked_for_when_it_is_rare(db, se
     assert any(sql.startswith("EXPLAIN") for sql in statements)
     assert not any("enable_bitmapscan" in sql for sql in statements)
     assert any("WHERE si.tsv @@" in sql for sql in statements)
+
+
+@pytest.mark.skipif("connection.vendor != 'sqlite'")
+def test_sqlite_asks_for_a_words_other_forms_only_while_it_lacks_matches(db):
+    # FTS5 reads a prefix across the whole index (backends/sqlite.py): a word that fills its
+    # quota of matches in the scope by itself is not asked for by its prefix as well.
+    project, _ = project_get_or_create(slug="forms")
+    agent, _ = agent_get_or_create(project=project, slug="agent")
+    thread, _ = thread_resolve_or_create(agent=agent, resource_id="user-1")
+    texts = ["die Rechnung ist offen"] * 3 + ["Rechnungsnummer 42 fehlt"] * 2
+    rows = SearchItem.objects.bulk_create(
+        SearchItem(
+            kind="message",
+            project_id=project.id,
+            agent_id=agent.id,
+            thread_id=thread.id,
+            content=text,
+            created_at=timezone.now(),
+        )
+        for text in texts
+    )
+    scope = Scope(kind="message", project_id=project.id, agent_id=agent.id, thread_id=thread.id)
+    term = Term("rechnung", prefixes=("rechnung",))
+
+    filled = backend().lexical_candidates(scope, [term], limit=2)
+    lacking = backend().lexical_candidates(scope, [term], limit=10)
+
+    # Two asked for, three matches of the word itself: the newest two of those.
+    assert {c.item_id for c in filled} == {row.id for row in rows[1:3]}
+    # Ten asked for: its other forms ("Rechnungsnummer") come too.
+    assert {c.item_id for c in lacking} == {row.id for row in rows}
