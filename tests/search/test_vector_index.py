@@ -84,6 +84,35 @@ def test_outside_a_transaction_the_index_is_built_concurrently_and_valid():
             cursor.execute("DROP INDEX IF EXISTS search_embedding_hnsw_40")
 
 
+@pytest.mark.skipif(f"not ({POSTGRES})", reason="PostgreSQL's HNSW indexes")
+@pytest.mark.django_db(transaction=True)
+def test_an_interrupted_build_is_said_so_and_the_next_run_finishes_it():
+    # A concurrent build waits for every transaction open on the table; one that stays open
+    # past lock_timeout ends the build after its unfinished index was recorded.
+    reader = connection.copy()
+    try:
+        with reader.cursor() as cursor:
+            cursor.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            cursor.execute("SELECT count(*) FROM search_itemembedding")
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '300ms'")
+        with pytest.raises(CommandError, match=r"40 dimensions: the build was interrupted .*again"):
+            _run("40")
+        assert backend().vector_index_missing(40)  # there, but not valid
+        with reader.cursor() as cursor:
+            cursor.execute("ROLLBACK")
+        with connection.cursor() as cursor:
+            cursor.execute("RESET lock_timeout")
+
+        assert _run("40") == "40 dimensions: index created.\n"
+        assert not backend().vector_index_missing(40)
+    finally:
+        reader.close()
+        with connection.cursor() as cursor:
+            cursor.execute("RESET lock_timeout")
+            cursor.execute("DROP INDEX IF EXISTS search_embedding_hnsw_40")
+
+
 @pytest.mark.skipif(POSTGRES, reason="SQLite")
 def test_on_sqlite_there_is_nothing_to_index(db):
     assert _run("384") == "SQLite scans vectors with NumPy: there is no vector index to make.\n"

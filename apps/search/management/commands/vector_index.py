@@ -9,7 +9,7 @@ scans with NumPy), and vectors over 2,000 dimensions are scanned exactly: nothin
 """
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connection
+from django.db import OperationalError, connection
 
 from apps.search.backends import backend
 from apps.search.backends.postgres import HNSW_MAX_DIMS
@@ -43,7 +43,18 @@ class Command(BaseCommand):
                     f"{value} dimensions: scanned exactly (HNSW holds at most "
                     f"{HNSW_MAX_DIMS:,}), no index."
                 )
-            elif backend().ensure_vector_index(value):
+            elif self._build(value):
                 self.stdout.write(f"{value} dimensions: index created.")
             else:
                 self.stdout.write(f"{value} dimensions: already indexed.")
+
+    def _build(self, dims: int) -> bool:
+        try:
+            return backend().ensure_vector_index(dims)
+        except OperationalError as error:
+            # A concurrent build waits for every open transaction; one that waits for the
+            # table in turn (a manual ANALYZE, a migration) ends it as a deadlock.
+            raise CommandError(
+                f"{dims} dimensions: the build was interrupted ({str(error).splitlines()[0]}). "
+                "Run the command again: it drops the unfinished index and builds it anew."
+            ) from error
