@@ -57,44 +57,12 @@ def lexical_candidates(scope: Scope, terms: list[Term | str], limit: int) -> lis
     """Return up to limit candidates matching any of the terms, best first."""
     if not terms:
         return []
-    matches = _with_other_forms(scope, [as_term(term) for term in terms], matches_per_term(limit))
+    matches = newest_matches(scope, terms, matches_per_term(limit))
     created = {match.item_id: match.created for match in matches}
     return [
         Candidate(item_id, score, created[item_id])
         for item_id, score in idf_scores(matches, len(terms), _RANK_WEIGHT)[:limit]
     ]
-
-
-def _with_other_forms(scope: Scope, terms: list[Term], per_term: int) -> "list[Match]":
-    """Return each term's newest matches: of the word alone when it has per_term of them in
-    the scope, else of the word and its prefixes (its German and Spanish stems, query.py).
-
-    As on SQLite (backends/sqlite.py): a prefix makes the GIN index read every indexed word
-    that starts with it, over the whole table, and a word that fills its quota by itself is
-    common in the scope, its other forms only more of the same. So both backends find the
-    same items. The words are asked for first; the terms that lack matches, with their prefixes,
-    in a second round whose flags replace theirs.
-    """
-    matches = newest_matches(scope, [Term(term.word) for term in terms], per_term)
-    short = [
-        index
-        for index, term in enumerate(terms)
-        if term.prefixes and sum(match.hits[index] for match in matches) < per_term
-    ]
-    if not short:
-        return matches
-    first_round = {match.item_id: match for match in matches}
-    again = {m.item_id: m for m in newest_matches(scope, [terms[i] for i in short], per_term)}
-    merged = []
-    for item_id in sorted(first_round.keys() | again.keys(), reverse=True):
-        first, second = first_round.get(item_id), again.get(item_id)
-        hits = list(first.hits) if first else [False] * len(terms)
-        for position, index in enumerate(short):
-            hits[index] = second is not None and second.hits[position]
-        if any(hits):
-            rank = max(match.rank for match in (first, second) if match is not None)
-            merged.append(Match(item_id, rank, tuple(hits), (first or second).created))
-    return merged
 
 
 def newest_created(scope: Scope) -> float | None:
