@@ -30,9 +30,10 @@ Metrics per question type and overall: recall@5/10/20 and MRR count the answerin
 The verdict compares fused recall@10 with the best single signal.
 
 Timestamps are shifted by whole weeks so each user's newest message is at most a week old when
-the run starts (the recency bonus is wall-clock based; dated questions name the shifted date);
---no-shift keeps the stored dates. search() adds the recency bonus in single-signal modes too,
-hence singles with recency=0 rows.
+the run starts (dated questions name the shifted date); --no-shift keeps the stored dates. Each
+question is asked as of an hour after its conversation's newest message (search's as_of), so the
+recency bonus sees the same ages at any hour of a run and the figures repeat. search() adds the
+recency bonus in single-signal modes too, hence singles with recency=0 rows.
 
 Run it with:
     .venv/bin/python bench/retrieval.py [--backend sqlite|postgres|both] [--set PATH|NAME]

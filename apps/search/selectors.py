@@ -138,8 +138,12 @@ def rank(
     weights: FusionWeights | None = None,
     signals: tuple[str, ...] = ("lexical", "vector"),
     min_similarity: float | None = None,
+    as_of: datetime | None = None,
 ) -> list[Fused]:
     """Return the ids of the top_k items of the scopes for the query, best first, scored.
+
+    as_of is the moment the recency bonus counts ages from: now, unless an evaluation asks a
+    labelled question as of when it was asked (apps/evaluation/retrieval.py).
 
     1. Each scope gives its lexical and vector candidates (its filter inside each query).
     2. Each scope's lists are fused by reciprocal rank, or by normalised scores for the kinds
@@ -156,7 +160,7 @@ def rank(
     weights = weights or default_weights()
     terms = lexical_terms(query)
     depth = max(top_k * 4, settings.SEARCH_CANDIDATES)
-    now = timezone.now()
+    now = as_of or timezone.now()
     fused: list[Fused] = []
     for scope in scopes:
         candidates = {}
@@ -240,8 +244,10 @@ def search(
     weights: FusionWeights | None = None,
     signals: tuple[str, ...] = ("lexical", "vector"),
     min_similarity: float | None = None,
+    as_of: datetime | None = None,
 ) -> list[SearchHit]:
-    """Return the top_k items of the scopes for the query, best first, each with its signals."""
+    """Return the top_k items of the scopes for the query, best first, each with its signals
+    (as_of: see rank)."""
     winners = rank(
         scopes=scopes,
         query=query,
@@ -250,6 +256,7 @@ def search(
         weights=weights,
         signals=signals,
         min_similarity=min_similarity,
+        as_of=as_of,
     )
     return _load(winners, [scope.kind for scope in scopes])
 

@@ -212,6 +212,36 @@ def test_a_single_thread_conversation_loads_its_sessions_as_runs_with_speakers(a
     assert messages[0].created_at.weekday() == stored.weekday()  # moved by whole weeks
     age = timezone.now() - messages[2].created_at
     assert timedelta(hours=1) <= age <= timedelta(days=7, hours=1)
+    assert loaded.asked_at["ops"] == messages[2].created_at + timedelta(hours=1)
+
+
+def test_a_question_is_ranked_as_of_when_it_is_asked_not_the_hour_of_the_run(alice):
+    from apps.evaluation import retrieval
+    from apps.search.scope import Scope
+    from apps.search.selectors import search
+
+    loaded = retrieval.load_conversations(
+        TINY_SET, {"c1": timedelta(0)}, project=alice.agent.project
+    )
+    asked = loaded.asked_at["c1"]
+    scope = Scope(kind="message", project_id=alice.agent.project_id, agent_id=loaded.agent.id)
+
+    def ages(**when):
+        hits = search(scopes=[scope], query="cat sofa", top_k=5, signals=("lexical",), **when)
+        # The matches' ages (a reply the conversation step lifts has no recency of its own).
+        return {
+            hit.item.message.content: hit.signals["recency"]["age_days"]
+            for hit in hits
+            if "recency" in hit.signals
+        }
+
+    # The set's messages are from 2025: as of the run's clock they are months old.
+    assert ages()["We bought a new sofa today."] > 300
+    # As of an hour after the newest message, the newest is an hour old and the first a day.
+    assert ages(as_of=asked) == {
+        "We bought a new sofa today.": round(1 / 24, 3),
+        "My cat is called Pixel.": round(1 + 1 / 24, 3),
+    }
 
 
 def test_a_dated_question_names_the_moved_date():
