@@ -829,17 +829,17 @@ def load_all(env: dict[str, str], args: argparse.Namespace, backend: str, api: A
         large = [] if args.skip_large else [load_project(env, args, backend)]
         knowledge = [] if args.skip_large else [load_knowledge(env, args, backend)]
         thread, thread_id = load_thread(api, env, args)
-    # As the README tells an operator whose embedder's dimension has no index from the
-    # migrations (builtin-hash: 256). After the loading's ANALYZE rounds: CREATE INDEX
-    # CONCURRENTLY waits for every open transaction, and an ANALYZE waiting for its lock
-    # deadlocks with it (autovacuum would give way; the bench's stand-in does not).
-    start = time.perf_counter()
-    manage(env, "vector_index")
-    indexing = time.perf_counter() - start
-    vacuum = run_loader(env, "vacuum")["seconds"]
     notes = [analyze_note] if analyze_note else []
     if backend == "postgres":
-        notes.append(f"manage.py vector_index after loading: {indexing:.0f} s")
+        # As the README tells an operator whose embedder's dimension has no index from the
+        # migrations (builtin-hash: 256); SQLite has no vector index. After the loading's
+        # ANALYZE rounds: CREATE INDEX CONCURRENTLY waits for every open transaction, and an
+        # ANALYZE waiting for its lock deadlocks with it (autovacuum would give way; the
+        # bench's stand-in does not).
+        start = time.perf_counter()
+        manage(env, "vector_index")
+        notes.append(f"manage.py vector_index after loading: {time.perf_counter() - start:.0f} s")
+    vacuum = run_loader(env, "vacuum")["seconds"]
     if backend == "postgres":
         notes.append(f"VACUUM ANALYZE after loading took {vacuum:.0f} s")
 

@@ -106,14 +106,11 @@ def test_a_common_term_brings_the_scopes_newest_matches(world, strategy, name):
     assert sorted(c.item_id for c in found) == ids[-PER_TERM:]
 
 
-def test_a_short_list_reads_as_many_of_each_terms_matches(db, strategy):
-    project, _ = project_get_or_create(slug="short")
+def _thread_of(slug: str, texts: list[str]) -> tuple[Scope, list[SearchItem]]:
+    """Return a new thread's message scope and its items, one per text, oldest first."""
+    project, _ = project_get_or_create(slug=slug)
     agent, _ = agent_get_or_create(project=project, slug="agent")
     thread, _ = thread_resolve_or_create(agent=agent, resource_id="user-1")
-    # Three matches just before the 3 newest outscore all the others (the word thrice in a
-    # short text), so they would lead any list drawn from more than the 3 newest matches.
-    weak = "alpha and a long report of other things"
-    texts = [weak] * 4 + ["alpha alpha alpha"] * 3 + [weak] * 3
     rows = SearchItem.objects.bulk_create(
         SearchItem(
             kind="message",
@@ -126,6 +123,14 @@ def test_a_short_list_reads_as_many_of_each_terms_matches(db, strategy):
         for text in texts
     )
     scope = Scope(kind="message", project_id=project.id, agent_id=agent.id, thread_id=thread.id)
+    return scope, rows
+
+
+def test_a_short_list_reads_as_many_of_each_terms_matches(db, strategy):
+    # Three matches just before the 3 newest outscore all the others (the word thrice in a
+    # short text), so they would lead any list drawn from more than the 3 newest matches.
+    weak = "alpha and a long report of other things"
+    scope, rows = _thread_of("short", [weak] * 4 + ["alpha alpha alpha"] * 3 + [weak] * 3)
 
     wide = backend().lexical_candidates(scope, ["alpha"], limit=20)
     short = backend().lexical_candidates(scope, ["alpha"], limit=3)
@@ -228,22 +233,8 @@ def test_a_word_seen_once_in_the_sample_is_not_walked_for_when_it_is_rare(db, se
 def test_sqlite_asks_for_a_words_other_forms_only_while_it_lacks_matches(db):
     # FTS5 reads a prefix across the whole index (backends/sqlite.py): a word that fills its
     # quota of matches in the scope by itself is not asked for by its prefix as well.
-    project, _ = project_get_or_create(slug="forms")
-    agent, _ = agent_get_or_create(project=project, slug="agent")
-    thread, _ = thread_resolve_or_create(agent=agent, resource_id="user-1")
     texts = ["die Rechnung ist offen"] * 3 + ["Rechnungsnummer 42 fehlt"] * 2
-    rows = SearchItem.objects.bulk_create(
-        SearchItem(
-            kind="message",
-            project_id=project.id,
-            agent_id=agent.id,
-            thread_id=thread.id,
-            content=text,
-            created_at=timezone.now(),
-        )
-        for text in texts
-    )
-    scope = Scope(kind="message", project_id=project.id, agent_id=agent.id, thread_id=thread.id)
+    scope, rows = _thread_of("forms", texts)
     term = Term("rechnung", prefixes=("rechnung",))
 
     filled = backend().lexical_candidates(scope, [term], limit=2)

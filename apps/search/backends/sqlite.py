@@ -120,14 +120,16 @@ def _newest_and_scored(where, params, terms, limit) -> list[Candidate]:
             WHERE search_item_fts MATCH %s AND f.rowid BETWEEN %s AND %s AND {where}
             ORDER BY f.rowid DESC LIMIT %s
         """
+
+        def newest_matching(match: str) -> list[tuple]:
+            cursor.execute(newest, [match, low, high, *params, per_term_limit])
+            return cursor.fetchall()
+
         per_term = []
         for term in map(as_term, terms):
-            cursor.execute(newest, [fts5_match([term.word]), low, high, *params, per_term_limit])
-            rows = cursor.fetchall()
+            rows = newest_matching(fts5_match([term.word]))
             if term.prefixes and len(rows) < per_term_limit:
-                args = [fts5_match([term]), low, high, *params, per_term_limit]
-                cursor.execute(newest, args)
-                rows = cursor.fetchall()
+                rows = newest_matching(fts5_match([term]))
             per_term.append([(item_id, length) for item_id, length, _ in rows])
             created.update((item_id, at) for item_id, _, at in rows)
         if not any(per_term):
