@@ -11,10 +11,14 @@ order alternating, so drift hits both alike. The data is a database a benchmark 
 - `--case thread-search`: bench/search.py --keep (POST /api/v1/search with thread_id on its
   thread, top_k 10);
 - `--case project-search`: bench/search.py --keep (POST /api/v1/search over all messages of its
-  large project, 1M on PostgreSQL, top_k 10).
+  large project, 1M on PostgreSQL, top_k 10);
+- `--case knowledge-search`: bench/search.py --keep (POST /api/v1/search over the knowledge of
+  its `hybrid` project, 100k chunks, top_k 10).
 
-Queries are one to three words drawn (seeded) from the stored texts. Both checkouts must share
-the database's schema (no migration between them). Each answer must be 200.
+Queries are one to three words drawn (seeded) from the stored texts. Both checkouts share the
+database's schema, or, across a migration, A serves a copy of the database left at A's
+migrations (--a-database; `createdb -T` the kept one before migrating it for B). Each answer
+must be 200.
 
 Without --a, checkout B alone serves the kept database (one server, as the benchmarks run it):
 a benchmark's figure again without loading its data again. Two servers side by side measure
@@ -50,7 +54,11 @@ CASES = {
     "context-recall": "context",
     "thread-search": "hybrid",
     "project-search": "large",
+    "knowledge-search": "hybrid",
 }
+# The kinds of item each case's words are drawn from (a thread's own messages for "message").
+WORDS_FROM = {"context": ["chunk", "entry"], "context-recall": ["chunk", "entry"]}
+WORDS_FROM["knowledge-search"] = ["chunk"]
 AGENT = "bench"
 WARMUP = 20
 FIND = """
@@ -65,9 +73,8 @@ thread = Thread.objects.filter(agent__project__slug=PROJECT).order_by("-last_seq
 if RECALL is not None:
     changes = {"semantic_recall_enabled": RECALL}
     config_update(agent=thread.agent, changes=changes, changed_by="bench/ab.py")
-kinds = ["chunk", "entry"] if PROJECT == "context" else ["message"]
-items = SearchItem.objects.filter(kind__in=kinds, project=thread.agent.project_id)
-if PROJECT != "context":
+items = SearchItem.objects.filter(kind__in=KINDS, project=thread.agent.project_id)
+if KINDS == ["message"]:
     items = items.filter(thread=thread)
 words = set()
 for text in items.order_by("id").values_list("content", flat=True)[::97][:200]:
@@ -96,6 +103,8 @@ def request(case: str, thread: str, query: str, max_tokens: int) -> tuple[str, d
         return "/api/v1/search", {"query": query, "thread_id": thread, "top_k": 10}
     if case == "project-search":
         return "/api/v1/search", {"query": query, "top_k": 10}
+    if case == "knowledge-search":
+        return "/api/v1/search", {"query": query, "scopes": ["knowledge"], "top_k": 10}
     return f"/api/v1/threads/{thread}/context", {"query": query, "max_tokens": max_tokens}
 
 
@@ -108,6 +117,11 @@ def main() -> None:
     parser.add_argument("--case", choices=sorted(CASES), default="context")
     parser.add_argument("--database", help="PostgreSQL URL of the kept database")
     parser.add_argument("--data-dir", help="the kept data directory (SQLite)")
+    parser.add_argument(
+        "--a-database",
+        help="A serves this PostgreSQL database instead: a copy of --database (CREATE DATABASE "
+        "... TEMPLATE) left at A's migrations, to compare across a migration",
+    )
     parser.add_argument("--queries", type=int, default=200, help="queries sent to each")
     parser.add_argument("--port", type=int, default=8801, help="A's port; B's is the next")
     parser.add_argument(
@@ -130,10 +144,20 @@ def main() -> None:
         env["DATABASE_URL"] = args.database
     project = CASES[args.case]
     recall = {"context": False, "context-recall": True}.get(args.case)
+    kinds = WORDS_FROM.get(args.case, ["message"])
     code = FIND.replace("PROJECT", repr(project)).replace("RECALL", repr(recall))
+    code = code.replace("KINDS", repr(kinds))
     found = json.loads(run(args.b, env, "-c", code).splitlines()[-1])
+
     key = run(args.b, env, "manage.py", "create_agent", "--project", project, "--agent", AGENT)
-    key = key.strip().splitlines()[-1]
+    key = key_a = key.strip().splitlines()[-1]
+    env_a = {**env, "DATABASE_URL": args.a_database} if args.a_database else env
+    if args.a and args.a_database:  # A's copy: the same setting, a key of its own
+        run(args.a, env_a, "-c", code)
+        key_a = run(
+            args.a, env_a, "manage.py", "create_agent", "--project", project, "--agent", AGENT
+        )
+        key_a = key_a.strip().splitlines()[-1]
     rng = random.Random(11)
     queries = [
         " ".join(rng.sample(found["words"], rng.choice((1, 2, 3))))
@@ -142,7 +166,7 @@ def main() -> None:
     with ExitStack() as stack:
         sides = {"B": Api(serve(stack, args.b, env, args.port + 1), key)}
         if args.a:
-            sides["A"] = Api(serve(stack, args.a, env, args.port), key)
+            sides["A"] = Api(serve(stack, args.a, env_a, args.port), key_a)
         sessions = {side: api.session() for side, api in sides.items()}
         latencies: dict[str, list[float]] = {side: [] for side in sides}
         order = sorted(sides)
