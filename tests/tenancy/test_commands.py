@@ -42,6 +42,9 @@ def test_bootstrap_demo_revokes_the_previous_demo_key(client, db):
     assert any("Operator login created: admin / " in line for line in first)
     assert any("exists" in line for line in second)
     assert any(".venv/bin/python manage.py changepassword admin" in line for line in second)
+    # It says where the console is, and that the key lasts until the next start.
+    assert any("/console/ (log in as admin)" in line for line in second)
+    assert any("valid until the next `make run`" in line for line in second)
     assert client.get("/api/v1/config", HTTP_AUTHORIZATION=f"Bearer {old}").status_code == 401
     assert client.get("/api/v1/config", HTTP_AUTHORIZATION=f"Bearer {new}").status_code == 200
 

@@ -46,7 +46,8 @@ class Command(BaseCommand):
             f"  curl -s -X POST {base_url}/api/v1/threads \\\n"
             f"    -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' \\\n"
             '    -d \'{"resource_id": "user-1", "title": "Hello"}\'\n'
-            f"\nAPI docs: {base_url}/api/docs/   Admin: {base_url}/admin/\n"
+            f"\nConsole: {base_url}/console/ (log in as admin)   API docs: {base_url}/api/docs/"
+            f"   Django admin: {base_url}/admin/\n"
         )
 
     def _embedder(self, project) -> None:
