@@ -19,7 +19,8 @@ class OrjsonRenderer(JSONRenderer):
     ms in orjson, of a ~60 ms request (bench/context.py's data, in-process). What orjson cannot
     encode itself (Decimal, lazy translations, numpy values) goes through DRF's encoder; a
     pretty-printed answer (Accept: application/json; indent=N) is DRF's own, and so is one that
-    orjson refuses (an integer beyond 64 bits, which a message's payload may hold).
+    orjson refuses (an integer beyond 64 bits, which a message's payload may hold). Text with a
+    lone UTF-16 surrogate, which neither can encode as UTF-8, is written with JSON's \\u escapes.
     """
 
     _default = staticmethod(JSONEncoder().default)
@@ -28,12 +29,22 @@ class OrjsonRenderer(JSONRenderer):
         if data is None:
             return b""
         if self.get_indent(accepted_media_type, renderer_context or {}) is not None:
-            return super().render(data, accepted_media_type, renderer_context)
+            return self._drf_render(data, accepted_media_type, renderer_context)
         try:
             out = orjson.dumps(data, default=self._default, option=_OPTIONS)
         except orjson.JSONEncodeError:
-            return super().render(data, accepted_media_type, renderer_context)
+            return self._drf_render(data, accepted_media_type, renderer_context)
         for raw, escaped in _SEPARATORS:
             if raw in out:
                 out = out.replace(raw, escaped)
         return out
+
+    def _drf_render(self, data, accepted_media_type, renderer_context):
+        try:
+            return super().render(data, accepted_media_type, renderer_context)
+        except UnicodeEncodeError:
+            # A lone surrogate (stored before text was checked, or echoed in an error) has no
+            # UTF-8; escaped, the answer is still JSON and reads back as what was stored.
+            escaping = JSONRenderer()
+            escaping.ensure_ascii = True
+            return escaping.render(data, accepted_media_type, renderer_context)

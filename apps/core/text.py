@@ -7,6 +7,11 @@ import unicodedata
 # pair (a paired \ud83d\ude00 reaches Python as one code point, so any surrogate left is lone).
 # SQLite would store them, so checking in Python keeps both backends alike.
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+LONE_SURROGATE_PROBLEM = (
+    "contains a lone UTF-16 surrogate (\\ud800-\\udfff), which the database cannot store; "
+    "send the full pair or remove it"
+)
 
 
 def text_problem(text: str) -> str | None:
@@ -14,11 +19,12 @@ def text_problem(text: str) -> str | None:
     found = _UNSTORABLE.search(text)
     if found is None:
         return None
-    if found.group() == "\x00":
-        what, fix = "the NUL character (\\u0000)", "remove it, or send binary data as base64"
-    else:
-        what, fix = "a lone UTF-16 surrogate (\\ud800-\\udfff)", "send the full pair or remove it"
-    return f"contains {what}, which the database cannot store; {fix}"
+    if found.group() != "\x00":
+        return LONE_SURROGATE_PROBLEM
+    return (
+        "contains the NUL character (\\u0000), which the database cannot store; remove it, or "
+        "send binary data as base64"
+    )
 
 
 # Deeper JSON runs Python's json module out of stack (a RecursionError, so a 500) long before any

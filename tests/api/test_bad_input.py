@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from tests.api.conftest import admin_of
+
 # Each endpoint with a JSON field, the body that puts a value there, and the field's name in the
 # error. {thread}, {run} and {checkpoint} are filled with ids made for the test.
 JSON_FIELDS = [
@@ -49,17 +51,24 @@ def nested(levels: int) -> dict:
     return {"deep": value}
 
 
-# Values the database refuses (or Python cannot encode), what the error says, and the fix.
+# Values the database refuses (or Python cannot encode), where in the value the error names (a
+# lone surrogate is refused with the body, at its own place), what it says, and the fix.
 UNSTORABLE = [
-    pytest.param({"note": "a\u0000b"}, "NUL character", "remove it", id="nul-in-text"),
-    pytest.param({"a\u0000": 1}, "NUL character", "remove it", id="nul-in-key"),
+    pytest.param({"note": "a\u0000b"}, "", "NUL character", "remove it", id="nul-in-text"),
+    pytest.param({"a\u0000": 1}, "", "NUL character", "remove it", id="nul-in-key"),
     pytest.param(
-        {"deep": [{"x": ["ok", "\ud800"]}]}, "lone UTF-16 surrogate", "remove it", id="lone-high"
+        {"deep": [{"x": ["ok", "\ud800"]}]},
+        ".deep[0].x[1]",
+        "lone UTF-16 surrogate",
+        "remove it",
+        id="lone-high",
     ),
-    pytest.param({"note": "tail \udfff"}, "lone UTF-16 surrogate", "remove it", id="lone-low"),
-    pytest.param({"\udc00": "v"}, "lone UTF-16 surrogate", "remove it", id="lone-in-key"),
-    pytest.param(nested(101), "nests more than 100 levels", "flatten it", id="too-deep"),
-    pytest.param(nested(900), "nests more than 100 levels", "flatten it", id="far-too-deep"),
+    pytest.param(
+        {"note": "tail \udfff"}, ".note", "lone UTF-16 surrogate", "remove it", id="lone-low"
+    ),
+    pytest.param({"\udc00": "v"}, "", "lone UTF-16 surrogate", "remove it", id="lone-in-key"),
+    pytest.param(nested(101), "", "nests more than 100 levels", "flatten it", id="too-deep"),
+    pytest.param(nested(900), "", "nests more than 100 levels", "flatten it", id="far-too-deep"),
 ]
 
 
@@ -78,16 +87,16 @@ def send(actor, method, path, body):
     )
 
 
-@pytest.mark.parametrize("value, says, fix", UNSTORABLE)
+@pytest.mark.parametrize("value, where, says, fix", UNSTORABLE)
 @pytest.mark.parametrize("method, path, body, field", JSON_FIELDS)
 def test_it_refuses_json_the_database_cannot_store(
-    alice, ids, method, path, body, field, value, says, fix
+    alice, ids, method, path, body, field, value, where, says, fix
 ):
     response = send(alice, method, path.format(**ids), body(value))
 
     assert response.status_code == 400, response.content
     message = response.json()["error"]["message"]
-    assert message.startswith(f"{field}: ")
+    assert message.startswith(f"{field}{where}: ")
     assert says in message
     assert fix in message
 
@@ -167,6 +176,79 @@ def test_it_refuses_text_fields_the_database_cannot_store(
 
     assert response.status_code == 400, response.content
     assert response.json()["error"]["message"].startswith(f"{field}: ")
+
+
+# Fields whose error would echo the value they refuse ("... is not a valid choice"), the body
+# that puts a value there, the field's name in the error, and whether an admin key sends it.
+CHOICE_FIELDS = [
+    (
+        "post",
+        "/api/v1/threads/{thread}/messages",
+        lambda v: {"messages": [{"role": "user", "content": "x"}, {"role": v, "content": "x"}]},
+        "messages[1].role",
+        False,
+    ),
+    ("post", "/api/v1/episodic", lambda v: {"content": "x", "kind": v}, "kind", False),
+    ("post", "/api/v1/episodic", lambda v: {"content": "x", "source": v}, "source", False),
+    ("post", "/api/v1/notes", lambda v: {"path": "a.md", "scope": v}, "scope", False),
+    (
+        "post",
+        "/api/v1/threads/{thread}/iterations",
+        lambda v: {"task": "t", "outcome": v},
+        "outcome",
+        False,
+    ),
+    ("post", "/api/v1/runs/{run}/finish", lambda v: {"status": v}, "status", False),
+    (
+        "post",
+        "/api/v1/search",
+        lambda v: {"query": "x", "scopes": ["messages", v]},
+        "scopes[1]",
+        False,
+    ),
+    (
+        "patch",
+        "/api/v1/config",
+        lambda v: {"level": v, "version": 0, "values": {"recent_messages": 5}},
+        "level",
+        True,
+    ),
+    ("post", "/api/v1/config/rollback", lambda v: {"level": v, "to_version": 0}, "level", True),
+]
+
+
+@pytest.mark.parametrize("text", ["\udcff", "ok \ud800"], ids=["lone-low", "lone-high"])
+@pytest.mark.parametrize("method, path, body, field, as_admin", CHOICE_FIELDS)
+def test_a_lone_surrogate_is_refused_naming_the_field_not_echoed_into_a_500(
+    alice, ids, method, path, body, field, as_admin, text
+):
+    client = admin_of(alice) if as_admin else alice.client
+
+    response = client.generic(
+        method.upper(),
+        path.format(**ids),
+        json.dumps(body(text)),
+        content_type="application/json",
+    )
+
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == "invalid"
+    assert error["message"] == (
+        f"{field}: The text contains a lone UTF-16 surrogate (\\ud800-\\udfff), which the "
+        "database cannot store; send the full pair or remove it."
+    )
+
+
+def test_a_lone_surrogate_in_a_key_is_refused_naming_where_the_key_is(alice, ids):
+    body = {"messages": [{"role": "user", "metadata": {"ok": {"\udc00": 1}}}]}
+
+    response = send(alice, "post", f"/api/v1/threads/{ids['thread']}/messages", body)
+
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"].startswith(
+        "messages[0].metadata.ok: The key '\\udc00' contains a lone UTF-16 surrogate"
+    )
 
 
 def test_a_body_nested_past_the_parsers_recursion_limit_is_a_400(alice, ids):

@@ -86,3 +86,14 @@ def test_api_answers_with_this_renderer(alice):
     assert response.status_code == 200
     assert isinstance(response.accepted_renderer, OrjsonRenderer)
     assert response.json()["memory_work"]["path"] in {"llm", "extractive", "off"}
+
+
+def test_text_with_a_lone_surrogate_is_escaped_not_a_failure():
+    # Neither orjson nor DRF's renderer can write such text as UTF-8; JSON's escape can.
+    data = {"text": "a\udcffb", "other": "café"}
+
+    for accepted in (None, "application/json; indent=2"):
+        out = OrjsonRenderer().render(data, accepted)
+
+        assert json.loads(out) == data
+        assert b"\\udcff" in out

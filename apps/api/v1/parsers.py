@@ -1,10 +1,14 @@
-"""API parsers: multipart that refuses file names with folders, JSON that refuses absurd depth."""
+"""API parsers: multipart that refuses file names with folders, JSON that refuses absurd depth
+and text that is not Unicode."""
 
+import orjson
 from django.conf import settings
 from django.http.multipartparser import MultiPartParser as DjangoMultiPartParser
 from django.http.multipartparser import MultiPartParserError
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import BaseParser, DataAndFiles, JSONParser, MultiPartParser
+
+from apps.core.text import LONE_SURROGATE, LONE_SURROGATE_PROBLEM
 
 
 class _PlainNameParser(DjangoMultiPartParser):
@@ -46,9 +50,48 @@ class DepthSafeJSONParser(BaseParser):
 
     def parse(self, stream, media_type=None, parser_context=None):
         try:
-            return JSONParser().parse(stream, media_type, parser_context)
+            data = JSONParser().parse(stream, media_type, parser_context)
         except RecursionError:
             # json.loads recurses once per level; thousands of levels would otherwise be a 500.
             raise ParseError(
                 "JSON parse error - the body nests too deeply; flatten it to at most 100 levels."
             ) from None
+        try:
+            # orjson encodes text as UTF-8, so it fails on a lone surrogate; 1.5 ms for a 2 MB
+            # body of messages, where walking the body in Python took 40 ms.
+            orjson.dumps(data)
+        except orjson.JSONEncodeError:
+            _refuse_lone_surrogates(data)  # or it failed on what it cannot take (2**64 and up)
+        return data
+
+
+def _refuse_lone_surrogates(data) -> None:
+    """Refuse a body whose text holds a lone UTF-16 surrogate, naming where it is.
+
+    JSON may escape one (\\udcff) and json.loads lets it through, but such text is no Unicode:
+    it cannot be encoded as UTF-8, so no database stores it, and a field that echoes its value
+    in an error ("is not a valid choice") made the answer itself fail to render, a 500. Refused
+    here for every field alike, as e.g. messages[0].role: The text contains a lone ...
+    """
+    pending = [((), data)]  # a stack, not recursion: the body may nest a hundred levels
+    while pending:
+        path, node = pending.pop()
+        if isinstance(node, str):
+            if LONE_SURROGATE.search(node):
+                _refuse(path, f"The text {LONE_SURROGATE_PROBLEM}.")
+        elif isinstance(node, dict):
+            for key in node:
+                if LONE_SURROGATE.search(key):
+                    # repr() escapes the surrogate, so that the error itself can be rendered.
+                    _refuse(path, f"The key {key!r} {LONE_SURROGATE_PROBLEM}.")
+            pending.extend(((*path, key), item) for key, item in reversed(node.items()))
+        elif isinstance(node, list):
+            pending.extend(((*path, index), node[index]) for index in reversed(range(len(node))))
+
+
+def _refuse(path: tuple, message: str):
+    """Raise the error at path, nested as DRF nests a field's ({"messages": {0: {"role": ...}}})."""
+    detail: dict | list = [message]
+    for part in reversed(path):
+        detail = {part: detail}
+    raise ValidationError(detail)
