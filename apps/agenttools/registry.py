@@ -10,6 +10,7 @@ Adding a tool is a few lines: a model of its arguments, a function, and @tool(..
 
 import functools
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -126,6 +127,14 @@ def _tool_run(*, agent: Agent, name: str, arguments) -> dict:
         raise too_deep
     if not isinstance(arguments, dict):
         raise ToolError("arguments: must be a JSON object of the tool's parameters.")
+    where, number = _non_finite_number(arguments)
+    if where:
+        # json.loads reads NaN and Infinity (so does the MCP SDK); they are no JSON, and a
+        # payload holding one failed in the database's JSON check, a 500.
+        raise ToolError(
+            f"{where}: {number} is not a JSON number; send a finite number, or null.",
+            details={"errors": [{"field": where, "message": "Not a finite number."}]},
+        )
     try:
         parsed = entry.arguments.model_validate(arguments)
     except ValidationError as exc:
@@ -143,6 +152,21 @@ def _tool_run(*, agent: Agent, name: str, arguments) -> dict:
             after=_brief(json_safe(arguments)),
         )
     return json_safe(result)
+
+
+def _non_finite_number(arguments: dict) -> tuple[str, str]:
+    """Return where in the arguments a NaN or an infinity is, and how JSON text spells it (as
+    json.loads reads it: NaN, Infinity, -Infinity); ("", "") if there is none."""
+    pending = [((key,), item) for key, item in arguments.items()]
+    while pending:
+        loc, node = pending.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return _where(loc), "NaN" if math.isnan(node) else f"{'-' if node < 0 else ''}Infinity"
+        if isinstance(node, dict):
+            pending.extend(((*loc, key), item) for key, item in node.items())
+        elif isinstance(node, list):
+            pending.extend(((*loc, index), item) for index, item in enumerate(node))
+    return "", ""
 
 
 def json_safe(value):

@@ -16,6 +16,8 @@ from apps.threads.models import Message
 from tests.conftest import make_actor
 from tests.processes import run_async
 
+NAN = float("nan")
+
 
 def mcp_run(url: str, key: str | None, work):
     """Connect an SDK client to url/mcp with the key, run work(client), return its result."""
@@ -144,6 +146,37 @@ def test_bad_arguments_get_a_tool_error_that_says_what_to_fix(live_server, alice
 
     assert result.is_error
     assert says in result.content[0].text
+
+
+def test_a_nan_in_the_arguments_is_a_tool_error_naming_the_argument(live_server, alice):
+    thread = alice.new_thread()["id"]
+    arguments = {"thread_id": thread, "messages": [{"role": "tool", "payload": {"v": NAN}}]}
+    # The SDK's client would send NaN as null; a client in another language may send it as is.
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "append_messages", "arguments": arguments},
+    }
+
+    response = httpx2.post(
+        f"{live_server.url}/mcp",
+        headers={
+            "Authorization": f"Bearer {alice.key}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": "2025-06-18",
+        },
+        content=json.dumps(body),
+    )
+
+    assert response.status_code == 200, response.text
+    result = response.json()["result"]
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == (
+        "arguments.messages[0].payload.v: NaN is not a JSON number; send a finite number, or null."
+    )
+    assert not Message.objects.exists()
 
 
 def test_an_unknown_tool_is_a_tool_error_naming_the_tools(live_server, alice):

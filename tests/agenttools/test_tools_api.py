@@ -8,6 +8,7 @@ import pytest
 from apps.audit.models import AuditEvent
 from apps.memconfig.services import config_update
 from apps.runstate.models import Plan
+from apps.threads.models import Message
 
 
 def call(actor, name, arguments, expect=200):
@@ -151,6 +152,27 @@ def test_bad_arguments_answer_400_naming_the_argument(alice, name, arguments, sa
     error = call(alice, name, arguments, expect=400)["error"]
 
     assert error["message"].startswith(says), error["message"]
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity"])
+def test_a_nan_or_infinity_in_the_json_text_is_a_400_naming_the_argument(alice, number):
+    thread = alice.new_thread()["id"]
+    # json.dumps writes float("nan") as NaN, as a model's JSON text may hold it.
+    arguments = json.dumps(
+        {
+            "thread_id": thread,
+            "messages": [{"role": "tool", "content": "x", "payload": {"v": [1, float(number)]}}],
+        }
+    )
+
+    error = call(alice, "append_messages", arguments, expect=400)["error"]
+
+    assert error["code"] == "invalid"
+    assert error["message"] == (
+        f"arguments.messages[0].payload.v[1]: {number} is not a JSON number; send a finite "
+        "number, or null."
+    )
+    assert not Message.objects.exists()
 
 
 def test_it_remembers_without_evidence_as_the_episodic_api_does(alice):
