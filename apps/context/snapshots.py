@@ -4,6 +4,8 @@ A snapshot keeps each piece's identity and a hash of what it showed, never the t
 the rows renders the same context again, and a piece whose row changed or went since is flagged.
 """
 
+from django.db import IntegrityError
+
 from apps.context.left_out import manifest_left_out
 from apps.context.models import ContextSnapshot
 from apps.context.render import (
@@ -31,7 +33,7 @@ from apps.observations.selectors import (
 from apps.profiles.selectors import profile_get, session_memory_get
 from apps.retrieval.selectors import items_shown
 from apps.search.models import ItemKind
-from apps.threads.selectors import messages_by_id
+from apps.threads.selectors import messages_by_id, thread_exists
 
 
 def snapshot_store(
@@ -80,8 +82,18 @@ def snapshot_store(
     snapshot.tokens = rendered["tokens"]
     # A snapshot records what an agent was sent; a crash may lose the last few, not the
     # thread's messages (core/database.py).
-    with record_transaction():
-        snapshot.save()
+    try:
+        with record_transaction():
+            snapshot.save()
+    except IntegrityError:
+        # Its reference to the thread failed at the commit: the thread was deleted after the
+        # context read it. The transaction rolled back, so nothing was stored.
+        if thread_exists(thread_id=thread.id):
+            raise
+        raise NotFound(
+            "The thread no longer exists: it was deleted while its context was assembled, and "
+            "no context was stored."
+        ) from None
     return _answer(snapshot, rendered)
 
 

@@ -34,6 +34,11 @@ def thread_check(*, agent: Agent, thread_id: uuid.UUID) -> None:
         raise NotFound("No such thread.")
 
 
+def thread_exists(*, thread_id: uuid.UUID) -> bool:
+    """Say whether the thread is still there (a write naming it may have raced its deletion)."""
+    return Thread.objects.filter(pk=thread_id).exists()
+
+
 def run_get(*, agent: Agent, run_id: uuid.UUID) -> Run:
     run = Run.objects.select_related("thread").filter(thread__agent=agent, pk=run_id).first()
     if run is None:

@@ -1,8 +1,11 @@
 """Every context is stored as a snapshot: re-rendered on demand, listed, compared."""
 
+import threading
+
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIClient
 
 from apps.context.models import ContextSnapshot
 from apps.context.snapshots import manifest_items
@@ -175,3 +178,42 @@ def test_inside_a_transaction_already_open_a_record_stays_durable():
         pass
 
     assert not any("synchronous_commit" in query["sql"] for query in seen.captured_queries)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_thread_deleted_while_its_context_is_assembled_answers_404_and_stores_nothing():
+    from tests.conftest import make_actor
+
+    alice = make_actor("acme", "alice")
+    thread = alice.new_thread()["id"]
+    talk(alice, thread, "Where is the spare key?", "Under the blue pot.")
+    other_request = APIClient()
+    other_request.credentials(HTTP_AUTHORIZATION=f"Bearer {alice.key}")
+    deleted = []
+
+    def delete_the_thread():
+        try:
+            deleted.append(other_request.delete(f"/api/v1/threads/{thread}"))
+        finally:
+            connection.close()  # this thread's own connection
+
+    def delete_once_the_context_is_read(execute, sql, params, many, context):
+        # The snapshot's transaction opens once the context has read all it shows: SQLite's
+        # opens with BEGIN, PostgreSQL's (opened by its driver) at its first statement. Another
+        # request, on its own connection, deletes the thread right then.
+        if not deleted and (sql.startswith("BEGIN") or connection.in_atomic_block):
+            other = threading.Thread(target=delete_the_thread)
+            other.start()
+            other.join()
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(delete_once_the_context_is_read):
+        response = alice.post(f"/api/v1/threads/{thread}/context", {"query": "spare key"})
+
+    assert deleted[0].status_code == 204
+    assert response.status_code == 404, response.content
+    assert response.json()["error"]["message"] == (
+        "The thread no longer exists: it was deleted while its context was assembled, and no "
+        "context was stored."
+    )
+    assert not ContextSnapshot.objects.exists()
