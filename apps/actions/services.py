@@ -9,10 +9,11 @@ import re
 import secrets
 from urllib.parse import urlsplit
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from apps.actions.models import ActionEvent, ActionSecret, ActionWebhook, Delivery
 from apps.audit.services import audit_record
+from apps.core.errors import Conflict, NotFound
 from apps.core.ids import uuid7
 from apps.core.outbound import OutboundRefused, url_check
 from apps.jobs.services import job_enqueue
@@ -118,23 +119,45 @@ def _webhook_state(webhook: ActionWebhook) -> dict:
 
 
 def webhook_save(*, webhook: ActionWebhook, actor: str) -> ActionWebhook:
-    """Create or change a webhook (already validated), audited; its project gets a secret."""
+    """Create or change a webhook (already validated), audited; its project gets a secret.
+
+    Raises Conflict (409, code duplicate) when the project has another webhook of that name,
+    and NotFound when the webhook to change was deleted meanwhile. Two saves of one name at
+    once are told apart by the database's unique constraint, not by a read before the write:
+    both would pass the read, and the second insert failed as a 500.
+    """
     created = webhook._state.adding
-    before = None if created else _webhook_state(ActionWebhook.objects.get(pk=webhook.pk))
-    with transaction.atomic():
-        webhook.save()
-        action_secret(project_id=webhook.project_id)  # its deliveries are signed with it
-        audit_record(
-            actor=actor,
-            action="action_webhook.create" if created else "action_webhook.update",
-            object_type="action_webhook",
-            object_id=webhook.id,
-            project_id=webhook.project_id,
-            summary=f"[[{webhook.name}: …]] → {webhook.url}",
-            before=before,
-            after=_webhook_state(webhook),
-        )
+    try:
+        with transaction.atomic():
+            before = None if created else _webhook_state(_webhook_locked(webhook.pk))
+            webhook.save(force_insert=created, force_update=not created)
+            action_secret(project_id=webhook.project_id)  # its deliveries are signed with it
+            audit_record(
+                actor=actor,
+                action="action_webhook.create" if created else "action_webhook.update",
+                object_type="action_webhook",
+                object_id=webhook.id,
+                project_id=webhook.project_id,
+                summary=f"[[{webhook.name}: …]] → {webhook.url}",
+                before=before,
+                after=_webhook_state(webhook),
+            )
+    except IntegrityError:
+        taken = ActionWebhook.objects.filter(project_id=webhook.project_id, name=webhook.name)
+        if not taken.exclude(pk=webhook.pk).exists():
+            raise
+        message = f"The project already has a webhook for [[{webhook.name}: …]]; change that one."
+        raise Conflict(f"name: {message}", details={"name": [message]}, code="duplicate") from None
     return webhook
+
+
+def _webhook_locked(webhook_id) -> ActionWebhook:
+    """Read a webhook to change, locked until the change commits; NotFound if it is gone (a
+    plain save would have stored a deleted webhook again)."""
+    found = ActionWebhook.objects.select_for_update().filter(pk=webhook_id).first()
+    if found is None:
+        raise NotFound("No such webhook: it was deleted meanwhile.")
+    return found
 
 
 def webhook_delete(*, webhook: ActionWebhook, actor: str) -> None:

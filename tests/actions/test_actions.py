@@ -15,6 +15,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.actions.models import ActionEvent, ActionSecret, ActionWebhook
+from apps.actions.services import webhook_delete, webhook_save
+from apps.audit.models import AuditEvent
+from apps.core.errors import Conflict, NotFound
 from apps.episodic.memory_actions import memory_actions
 from apps.jobs.models import Job
 from apps.jobs.services import job_run_pending
@@ -246,3 +249,43 @@ def test_an_admin_configures_a_webhook_and_gets_the_projects_secret(alice):
     secret = ActionSecret.objects.get(project=alice.agent.project)
     shown = client.get(reverse("admin:actions_actionsecret_change", args=[secret.pk]))
     assert secret.secret in shown.text
+
+
+def _saved(project, name, url="https://hooks.example.com/x") -> ActionWebhook:
+    return webhook_save(webhook=ActionWebhook(project=project, name=name, url=url), actor="t")
+
+
+def test_a_name_taken_after_the_forms_check_is_a_409_not_a_database_error(alice):
+    # Two saves of one name at once both pass any check made before their insert; the second
+    # reaches the service as this one does, after the first has stored the name.
+    project = alice.agent.project
+    first = _saved(project, "NOTIFY")
+    other = _saved(project, "OTHER")
+
+    with pytest.raises(Conflict) as added:
+        _saved(project, "NOTIFY", url="https://hooks.example.com/y")
+    other.name = "NOTIFY"
+    with pytest.raises(Conflict) as renamed:
+        webhook_save(webhook=other, actor="t")
+
+    for refused in (added.value, renamed.value):
+        assert refused.code == "duplicate"
+        assert refused.details == {
+            "name": ["The project already has a webhook for [[NOTIFY: …]]; change that one."]
+        }
+    assert sorted(ActionWebhook.objects.values_list("name", "id")) == [
+        ("NOTIFY", first.id),
+        ("OTHER", other.id),
+    ]
+    assert AuditEvent.objects.filter(object_type="action_webhook").count() == 2
+
+
+def test_changing_a_webhook_deleted_meanwhile_is_not_found_and_does_not_store_it_again(alice):
+    webhook = _saved(alice.agent.project, "NOTIFY")
+    webhook_delete(webhook=ActionWebhook.objects.get(pk=webhook.pk), actor="t")
+    webhook.url = "https://hooks.example.com/changed"
+
+    with pytest.raises(NotFound):
+        webhook_save(webhook=webhook, actor="t")
+
+    assert not ActionWebhook.objects.exists()

@@ -6,10 +6,14 @@ import hmac
 import pytest
 
 from apps.actions.delivery import SIGNATURE_HEADER, TIMESTAMP_HEADER
+from apps.actions.models import ActionWebhook
 from apps.audit.models import AuditEvent
 from apps.jobs.services import job_run_pending
+from apps.tenancy.services import api_key_issue
 from tests.actions.test_actions import receiver_factory  # noqa: F401  (a fixture)
 from tests.api.conftest import HOOK_URL, admin_of
+from tests.conftest import make_actor
+from tests.processes import send_at_once
 
 
 def test_webhooks_are_managed_and_deliveries_signed_with_the_secret(
@@ -79,3 +83,20 @@ def test_another_projects_webhook_is_not_found(alice, carol, admin, loopback_all
         response = getattr(admin, method)(f"/api/v1/webhooks/{hook['id']}", {}, format="json")
         assert response.status_code == 404, method
     assert other.get(f"/api/v1/webhooks/{hook['id']}").status_code == 200
+
+
+def test_concurrent_creates_of_one_name_store_one_webhook_and_answer_409(
+    live_server, transactional_db
+):
+    alice = make_actor("acme", "alice")
+    key = api_key_issue(agent=alice.agent, scope="admin").secret
+    body = {"name": "NOTIFY", "url": "https://93.184.216.34/r"}  # a public address: no DNS
+
+    responses = send_at_once(live_server.url, key, [("POST", "/api/v1/webhooks", body)] * 10)
+
+    statuses = sorted(r.status_code for r in responses)
+    assert statuses == [201] + [409] * 9, [r.text for r in responses]
+    assert {r.json()["error"]["code"] for r in responses if r.status_code == 409} == {"duplicate"}
+    assert str(ActionWebhook.objects.get().id) == next(
+        r.json()["id"] for r in responses if r.status_code == 201
+    )

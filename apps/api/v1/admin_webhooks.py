@@ -21,7 +21,7 @@ from apps.actions.services import (
 )
 from apps.api.v1.admin_common import ADMIN_PERMISSIONS, admin_actor
 from apps.api.v1.common import PAGE_PARAMETERS, StrictSerializer, paginate, paginated, principal
-from apps.core.errors import Conflict, NotFound
+from apps.core.errors import NotFound
 
 
 class WebhookSerializer(serializers.Serializer):
@@ -74,10 +74,7 @@ def _project_webhook(request, webhook_id):
 
 
 def _save(request, webhook):
-    taken = webhook_list(project=principal(request).project).filter(name=webhook.name)
-    if taken.exclude(pk=webhook.pk).exists():
-        message = f"The project already has a webhook for [[{webhook.name}: …]]; change that one."
-        raise Conflict(f"name: {message}", details={"name": [message]}, code="duplicate")
+    # 409 when the project has a webhook of that name, saved before or at the same moment.
     return webhook_save(webhook=webhook, actor=admin_actor(request))
 
 

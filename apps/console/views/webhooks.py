@@ -23,6 +23,7 @@ from apps.actions.services import (
     webhook_save,
 )
 from apps.console.roles import OPERATOR, actor, role_required
+from apps.core.errors import ApplicationError
 from apps.tenancy.selectors import project_list
 
 
@@ -54,8 +55,7 @@ class WebhookForm(forms.ModelForm):
 def index(request):
     """GET lists the webhooks (of one project with ?project=); POST adds one."""
     form = WebhookForm(request.POST if request.method == "POST" else None)
-    if form.is_bound and form.is_valid():
-        webhook = webhook_save(webhook=form.save(commit=False), actor=actor(request))
+    if form.is_bound and form.is_valid() and (webhook := _saved(request, form)):
         messages.success(request, f"Added [[{webhook.name}: …]] → {webhook.url}.")
         return redirect(f"{reverse('console:webhooks')}?project={webhook.project_id}")
     if form.is_bound:
@@ -81,13 +81,26 @@ def edit(request, webhook_id):
     """GET shows a webhook's form; POST saves the change."""
     webhook = _webhook(webhook_id)
     form = WebhookForm(request.POST if request.method == "POST" else None, instance=webhook)
-    if form.is_bound and form.is_valid():
-        webhook_save(webhook=form.save(commit=False), actor=actor(request))
+    if form.is_bound and form.is_valid() and _saved(request, form):
         messages.success(request, f"Saved [[{webhook.name}: …]] → {webhook.url}.")
         return redirect(f"{reverse('console:webhooks')}?project={webhook.project_id}")
     if form.is_bound:
         messages.error(request, "The webhook was not changed; see the form.")
     return render(request, "console/webhooks/edit.html", {"form": form, "webhook": webhook})
+
+
+def _saved(request, form: WebhookForm) -> ActionWebhook | None:
+    """Save the form's webhook; None, with the reason on the form, if the service refused it
+    (another webhook of the name saved since the form was checked, or this one deleted)."""
+    try:
+        return webhook_save(webhook=form.save(commit=False), actor=actor(request))
+    except ApplicationError as error:
+        name, _, message = error.message.partition(": ")
+        if name in form.fields:
+            form.add_error(name, message)
+        else:
+            form.add_error(None, error.message)
+        return None
 
 
 @role_required(OPERATOR)
