@@ -38,6 +38,15 @@ FORGED = [
     pytest.param("not base64!", id="garbage"),
     pytest.param("cD14=====", id="bad-padding"),
     pytest.param("w6k=", id="non-ascii-query"),
+    # base64 decoding that skips what is not base64 read these as the first page.
+    pytest.param("!!!", id="no-base64-at-all"),
+    pytest.param("cD14!", id="base64-with-a-stray-character"),
+    pytest.param("cD 14", id="base64-with-a-space"),
+    pytest.param(b64("x=1"), id="unknown-part"),
+    pytest.param(b64("junk"), id="part-without-a-value"),
+    pytest.param(b64("o=1&o=2"), id="part-twice"),
+    pytest.param(b64("r=5"), id="reverse-flag-not-1"),
+    pytest.param(b64("o=1&&r=1"), id="empty-part"),
 ]
 
 

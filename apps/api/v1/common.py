@@ -1,5 +1,8 @@
 """Shared pieces of the v1 API: strict serializers, cursor pagination, the agent of a request."""
 
+import base64
+from urllib.parse import parse_qs
+
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import models
@@ -175,9 +178,14 @@ class IdCursorPagination(CursorPagination):
     def decode_cursor(self, request):
         """Decode the cursor, refusing one this server cannot have issued.
 
-        DRF checks only the cursor's syntax; its position goes straight into the query, where a
-        value of the wrong type fails in the database as a 500.
+        DRF checks the cursor's syntax only loosely: its base64 decoding skips any character
+        outside the alphabet and its query string ignores unknown parts, so a garbled cursor
+        (cursor=!!!) read as the first page. And its position goes straight into the query,
+        where a value of the wrong type fails in the database as a 500.
         """
+        encoded = request.query_params.get(self.cursor_query_param)
+        if encoded and not _cursor_well_formed(encoded):
+            raise exceptions.NotFound(self.invalid_cursor_message)
         cursor = super().decode_cursor(request)
         if cursor is None:
             return None
@@ -192,6 +200,27 @@ class IdCursorPagination(CursorPagination):
             except DjangoValidationError:
                 raise exceptions.NotFound(self.invalid_cursor_message) from None
         return cursor
+
+
+# What DRF writes into a cursor: o (offset), r (reverse, as 1) and p (position), each once.
+_CURSOR_PARTS = {"o", "r", "p"}
+
+
+def _cursor_well_formed(encoded: str) -> bool:
+    """Say whether the cursor is strict base64 of the ASCII query string DRF writes.
+
+    An empty one passes: it is what DRF writes for the first position (no part to write).
+    """
+    try:
+        text = base64.b64decode(encoded.encode("ascii"), validate=True).decode("ascii")
+        parts = parse_qs(text, keep_blank_values=True, strict_parsing=True)
+    except ValueError:  # binascii.Error and UnicodeError are ValueErrors
+        return False
+    return (
+        set(parts) <= _CURSOR_PARTS
+        and all(len(values) == 1 for values in parts.values())
+        and parts.get("r", ["1"]) == ["1"]
+    )
 
 
 def parse_limit(raw: str, *, maximum: int) -> int:
