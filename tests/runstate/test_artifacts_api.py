@@ -105,6 +105,28 @@ def test_bad_input_answers_400_naming_the_field(alice, run, body, says):
     assert Artifact.objects.count() == 0
 
 
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        (
+            {"file": [SimpleUploadedFile("a.txt", b"a"), SimpleUploadedFile("b.txt", b"b")]},
+            "file: 2 files in one request; send one file per request.",
+        ),
+        (
+            {"file": SimpleUploadedFile("a.txt", b"a"), "kind": ["report", "spec"]},
+            "kind: Sent 2 times; send it once.",
+        ),
+    ],
+    ids=["two-files", "a-field-twice"],
+)
+def test_a_multipart_field_sent_twice_is_a_400_naming_it(alice, run, fields, says):
+    response = alice.client.post(f"/api/v1/runs/{run['id']}/artifacts", fields, format="multipart")
+
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"] == says
+    assert Artifact.objects.count() == 0
+
+
 def test_another_agent_gets_404(alice, bob, run):
     artifact = upload(alice, run["id"]).json()
 

@@ -31,7 +31,23 @@ class PlainNameMultiPartParser(MultiPartParser):
             data, files = parser.parse()
         except MultiPartParserError as exc:
             raise ParseError(f"Multipart form parse error - {exc}") from None
+        _refuse_repeated_fields(data, files)
         return DataAndFiles(data, files)
+
+
+def _refuse_repeated_fields(data, files) -> None:
+    """Refuse a field sent more than once: every field of the API's forms takes one value,
+    and the form's reading keeps only the last (two `file` parts stored the second alone)."""
+    for name in dict.fromkeys([*data, *files]):
+        sent_files = len(files.getlist(name))
+        count = len(data.getlist(name)) + sent_files
+        if count > 1:
+            message = (
+                f"{sent_files} files in one request; send one file per request."
+                if sent_files > 1
+                else f"Sent {count} times; send it once."
+            )
+            raise ValidationError({name: [message]})
 
 
 class DepthSafeJSONParser(BaseParser):
