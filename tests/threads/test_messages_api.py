@@ -203,6 +203,36 @@ def test_it_rejects_bad_paging_parameters(alice, params):
     assert next(iter(params)) in response.json()["error"]["details"]
 
 
+@pytest.mark.parametrize(("after", "before"), [(5, 3), (4, 4)])
+def test_a_window_that_cannot_hold_a_message_is_a_400_naming_both_bounds(alice, after, before):
+    thread = alice.new_thread()
+    alice.append(thread["id"], *[{"role": "user", "content": str(i)} for i in range(6)])
+
+    response = alice.get(
+        f"/api/v1/threads/{thread['id']}/messages", {"after_seq": after, "before_seq": before}
+    )
+
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["message"] == (
+        f"after_seq, before_seq: No message is after {after} and before {before}; "
+        "before_seq must be greater than after_seq."
+    )
+    assert sorted(error["details"]) == ["after_seq", "before_seq"]
+
+
+def test_a_window_of_adjacent_bounds_is_empty_not_refused(alice):
+    thread = alice.new_thread()
+    alice.append(thread["id"], *[{"role": "user", "content": str(i)} for i in range(6)])
+
+    response = alice.get(
+        f"/api/v1/threads/{thread['id']}/messages", {"after_seq": 3, "before_seq": 4}
+    )
+
+    assert response.status_code == 200
+    assert response.json() == {"results": [], "has_more": False}
+
+
 @pytest.mark.parametrize(
     "created_at", [None, datetime(2024, 5, 1, 12, 30, 15, 250000, tzinfo=UTC)], ids=["now", "set"]
 )

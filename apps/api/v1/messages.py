@@ -13,6 +13,7 @@ from apps.api.v1.common import (
     parse_limit,
     principal,
 )
+from apps.core.errors import ApplicationError
 from apps.threads import selectors, services
 from apps.threads.models import Kind, Role
 
@@ -98,10 +99,21 @@ class MessageListApi(APIView):
     def get(self, request, thread_id):
         thread = selectors.thread_get(agent=principal(request).agent, thread_id=thread_id)
         params = request.query_params
+        after_seq, before_seq = _seq_param(params, "after_seq"), _seq_param(params, "before_seq")
+        if after_seq is not None and before_seq is not None and before_seq <= after_seq:
+            # Both are exclusive: no message could be after the one and before the other.
+            problem = (
+                f"No message is after {after_seq} and before {before_seq}; "
+                "before_seq must be greater than after_seq."
+            )
+            raise ApplicationError(
+                f"after_seq, before_seq: {problem}",
+                details={"after_seq": [problem], "before_seq": [problem]},
+            )
         messages, has_more = selectors.message_page(
             thread=thread,
-            after_seq=_seq_param(params, "after_seq"),
-            before_seq=_seq_param(params, "before_seq"),
+            after_seq=after_seq,
+            before_seq=before_seq,
             limit=parse_limit(
                 params.get("limit", str(settings.API_PAGE_SIZE)), maximum=settings.API_MAX_PAGE_SIZE
             ),
