@@ -84,6 +84,13 @@ EXTRA_ERRORS = {
 
 
 class ApiAutoSchema(AutoSchema):
+    def get_override_parameters(self):
+        """A GET's query parameters are the ones its view takes (ApiView.query_parameters)."""
+        parameters = super().get_override_parameters()
+        if self.method == "GET":
+            parameters = [*parameters, *getattr(self.view, "query_parameters", [])]
+        return parameters
+
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
         if direction != "response" or not self.path.startswith("/api/v1/"):

@@ -5,6 +5,11 @@ PostgreSQL fails on a NUL in any query it is given, so these were 500s there.
 
 import pytest
 
+from tests.api.conftest import admin_of
+from tests.api.openapi import fill_path, operations
+from tests.api.test_isolation_matrix import _schema as api_schema
+from tests.api.test_isolation_matrix import _victim_objects as victim_objects
+
 # Each API list and a query parameter it filters by; {thread} is filled in with alice's thread.
 FILTERS = [
     ("/api/v1/threads", "channel"),
@@ -55,3 +60,91 @@ def test_it_still_filters_by_a_value_outside_ascii(alice, thread):
 
     assert response.status_code == 200
     assert [t["id"] for t in response.json()["results"]] == [thread]
+
+
+def _gets(schema: dict):
+    """Each GET operation of the schema: its path, and its query parameters by name."""
+    for method, path, operation in operations(schema):
+        if method == "get":
+            query = [p for p in operation.get("parameters", []) if p["in"] == "query"]
+            yield path, {parameter["name"]: parameter["schema"] for parameter in query}
+
+
+def _example(schema: dict) -> str:
+    if "enum" in schema:
+        return str(schema["enum"][0])
+    return "1" if schema.get("type") == "integer" else "x"
+
+
+@pytest.fixture
+def every_get(alice):
+    """Each GET of the schema as a URL of alice's objects, its documented query parameters,
+    and a project-admin client of alice's (which may call them all)."""
+    admin = admin_of(alice)
+    webhook = {"name": "NOTIFY", "url": "https://93.184.216.34/r"}  # a public address: no DNS
+    objects = {
+        **victim_objects(alice),  # one of every object an agent's path names, alice's here
+        "webhook_id": admin.post("/api/v1/webhooks", webhook, format="json").json()["id"],
+    }
+    return [
+        (fill_path(path, objects), documented) for path, documented in _gets(api_schema())
+    ], admin
+
+
+def test_every_get_refuses_a_query_parameter_it_does_not_take_naming_it(every_get):
+    gets, client = every_get
+
+    for url, documented in gets:
+        response = client.get(url, {"colour": "red", "format": "json"})
+
+        assert response.status_code == 400, (url, response.content)
+        error = response.json()["error"]
+        assert error["code"] == "invalid"
+        said, _, takes = error["message"].partition(". ")
+        assert said == "colour: Unknown query parameter", url
+        if documented:  # it names what the schema documents (which sorts them by name)
+            named = takes.removeprefix("This operation takes: ").removesuffix(".").split(", ")
+            assert sorted(named) == sorted(documented), url
+        else:
+            assert takes == "It takes none.", url
+        assert list(error["details"]) == ["colour"]
+    assert len(gets) >= 30
+
+
+def test_every_get_takes_the_query_parameters_it_documents(every_get):
+    gets, client = every_get
+
+    for url, documented in gets:
+        params = {name: _example(schema) for name, schema in documented.items()}
+
+        response = client.get(url, {**params, "format": "json"})
+
+        # A made-up value may be refused (cursor=x), but never its parameter's name.
+        assert "Unknown query parameter" not in response.content.decode(), (url, params)
+
+
+def test_a_misspelt_filter_is_refused_not_ignored(alice, thread):
+    alice.new_thread(channel="web", external_id="2")
+
+    misspelt = alice.get("/api/v1/threads", {"chanel": "web", "limit": 5})
+    filtered = alice.get("/api/v1/threads", {"channel": "web", "format": "json"})
+
+    assert misspelt.status_code == 400
+    assert misspelt.json()["error"]["message"] == (
+        "chanel: Unknown query parameter. This operation takes: resource_id, channel, limit, "
+        "cursor."
+    )
+    assert filtered.status_code == 200 and len(filtered.json()["results"]) == 1
+
+
+def test_the_context_and_the_briefing_take_drfs_format_too(alice, thread):
+    for path in ("context", "briefing"):
+        response = alice.get(f"/api/v1/threads/{thread}/{path}", {"format": "json"})
+
+        assert response.status_code == 200, (path, response.content)
+
+
+def test_a_request_without_a_key_is_told_so_before_its_parameters(anonymous, db):
+    response = anonymous.get("/api/v1/threads", {"colour": "red"})
+
+    assert response.status_code == 401

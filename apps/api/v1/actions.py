@@ -2,12 +2,11 @@
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, serializers
-from rest_framework.views import APIView
 
 from apps.actions.models import Delivery
 from apps.actions.selectors import action_list
 from apps.actions.services import NAME
-from apps.api.v1.common import PAGE_PARAMETERS, paginate, paginated, principal
+from apps.api.v1.common import PAGE_PARAMETERS, ApiView, paginate, paginated, principal
 from apps.threads import selectors as thread_selectors
 
 
@@ -28,13 +27,14 @@ class ActionSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class ActionListApi(APIView):
+class ActionListApi(ApiView):
+    query_parameters = [
+        OpenApiParameter("name", str, description="Only actions of this name."),
+        *PAGE_PARAMETERS,
+    ]
+
     @extend_schema(
         operation_id="actions_list",
-        parameters=[
-            OpenApiParameter("name", str, description="Only actions of this name."),
-            *PAGE_PARAMETERS,
-        ],
         responses=paginated(ActionSerializer),
     )
     def get(self, request, thread_id):

@@ -9,7 +9,6 @@ keep GET /config (their effective settings) and get 403 on everything here.
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from apps.api.v1 import config
 from apps.api.v1.admin_common import (
@@ -20,7 +19,14 @@ from apps.api.v1.admin_common import (
     admin_actor,
     level_of,
 )
-from apps.api.v1.common import INTEGER_MAX, PAGE_PARAMETERS, StrictSerializer, paginate, paginated
+from apps.api.v1.common import (
+    INTEGER_MAX,
+    PAGE_PARAMETERS,
+    ApiView,
+    StrictSerializer,
+    paginate,
+    paginated,
+)
 from apps.core.errors import ApplicationError, Conflict
 from apps.memconfig.selectors import config_level_get, config_level_versions
 from apps.memconfig.services import config_rollback, config_update
@@ -124,12 +130,13 @@ class ConfigApi(config.ConfigApi):
         return Response(ConfigLevelSerializer(_level_body(level)).data)
 
 
-class ConfigLevelApi(APIView):
+class ConfigLevelApi(ApiView):
     permission_classes = ADMIN_PERMISSIONS
+
+    query_parameters = LEVEL_PARAMETERS
 
     @extend_schema(
         operation_id="admin_config_level_read",
-        parameters=LEVEL_PARAMETERS,
         responses=ConfigLevelSerializer,
         description="The overrides and version of the key's project, or one of its agents.",
     )
@@ -137,15 +144,16 @@ class ConfigLevelApi(APIView):
         return Response(ConfigLevelSerializer(_level_body(_query_level(request))).data)
 
 
-class ConfigVersionListApi(APIView):
+class ConfigVersionListApi(ApiView):
     permission_classes = ADMIN_PERMISSIONS
+
+    query_parameters = [
+        *LEVEL_PARAMETERS,
+        *PAGE_PARAMETERS,
+    ]
 
     @extend_schema(
         operation_id="admin_config_versions_list",
-        parameters=[
-            *LEVEL_PARAMETERS,
-            *PAGE_PARAMETERS,
-        ],
         responses=paginated(ConfigVersionSerializer),
         description="Each change of a level, newest first, with who, when, before and after.",
     )
@@ -155,7 +163,7 @@ class ConfigVersionListApi(APIView):
         return paginate(request, self, versions, ConfigVersionSerializer)
 
 
-class ConfigRollbackApi(APIView):
+class ConfigRollbackApi(ApiView):
     permission_classes = ADMIN_PERMISSIONS
 
     class RollbackSerializer(StrictSerializer, LevelSerializer):

@@ -8,7 +8,6 @@ address is checked against the outbound guard when saved, as the console's form 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from apps.actions.models import ActionWebhook
 from apps.actions.selectors import secret_of, webhook_get, webhook_list
@@ -20,7 +19,14 @@ from apps.actions.services import (
     webhook_save,
 )
 from apps.api.v1.admin_common import ADMIN_PERMISSIONS, admin_actor
-from apps.api.v1.common import PAGE_PARAMETERS, StrictSerializer, paginate, paginated, principal
+from apps.api.v1.common import (
+    PAGE_PARAMETERS,
+    ApiView,
+    StrictSerializer,
+    paginate,
+    paginated,
+    principal,
+)
 from apps.core.errors import NotFound
 
 
@@ -78,12 +84,13 @@ def _save(request, webhook):
     return webhook_save(webhook=webhook, actor=admin_actor(request))
 
 
-class WebhookListApi(APIView):
+class WebhookListApi(ApiView):
     permission_classes = ADMIN_PERMISSIONS
+
+    query_parameters = PAGE_PARAMETERS
 
     @extend_schema(
         operation_id="admin_webhooks_list",
-        parameters=PAGE_PARAMETERS,
         responses=paginated(WebhookSerializer),
         description="The key's project's action webhooks, by name.",
     )
@@ -106,7 +113,7 @@ class WebhookListApi(APIView):
         return Response(WebhookSerializer(webhook).data, status=status.HTTP_201_CREATED)
 
 
-class WebhookDetailApi(APIView):
+class WebhookDetailApi(ApiView):
     permission_classes = ADMIN_PERMISSIONS
 
     @extend_schema(operation_id="admin_webhooks_read", responses=WebhookSerializer)
@@ -137,7 +144,7 @@ class WebhookDetailApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class WebhookSecretApi(APIView):
+class WebhookSecretApi(ApiView):
     permission_classes = ADMIN_PERMISSIONS
 
     @extend_schema(operation_id="admin_webhook_secret_read", responses=SecretSerializer)
@@ -146,7 +153,7 @@ class WebhookSecretApi(APIView):
         return Response(SecretSerializer({"secret": secret}).data)
 
 
-class WebhookSecretRotateApi(APIView):
+class WebhookSecretRotateApi(ApiView):
     permission_classes = ADMIN_PERMISSIONS
 
     @extend_schema(

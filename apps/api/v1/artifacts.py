@@ -9,10 +9,10 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from apps.api.v1.common import (
     PAGE_PARAMETERS,
+    ApiView,
     StrictSerializer,
     actor_name,
     paginate,
@@ -42,7 +42,7 @@ class ArtifactSerializer(serializers.Serializer):
 KIND_HELP = "What it is, e.g. spec, report, code (lowercase; default file)."
 
 
-class ArtifactUploadApi(APIView):
+class ArtifactUploadApi(ApiView):
     parser_classes = [PlainNameMultiPartParser, DepthSafeJSONParser]
 
     class ArtifactFileSerializer(StrictSerializer):
@@ -114,13 +114,14 @@ def _text_type(name: str) -> str:
     return guessed if guessed.startswith("text/") else "text/plain"
 
 
-class ArtifactListApi(APIView):
+class ArtifactListApi(ApiView):
+    query_parameters = [
+        OpenApiParameter("run_id", uuid.UUID, description="Only this run's artifacts."),
+        *PAGE_PARAMETERS,
+    ]
+
     @extend_schema(
         operation_id="artifacts_list",
-        parameters=[
-            OpenApiParameter("run_id", uuid.UUID, description="Only this run's artifacts."),
-            *PAGE_PARAMETERS,
-        ],
         responses=paginated(ArtifactSerializer),
     )
     def get(self, request, thread_id):
@@ -137,7 +138,7 @@ class ArtifactListApi(APIView):
         return paginate(request, self, artifacts, ArtifactSerializer)
 
 
-class ArtifactDetailApi(APIView):
+class ArtifactDetailApi(ApiView):
     @extend_schema(
         operation_id="artifacts_download",
         responses={(200, "*/*"): OpenApiResponse(OpenApiTypes.BINARY)},

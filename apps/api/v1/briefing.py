@@ -3,10 +3,9 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from apps.agenttools.services import briefing_build
-from apps.api.v1.common import StrictSerializer, principal
+from apps.api.v1.common import ApiView, StrictSerializer, principal, query_values
 from apps.threads.selectors import thread_get
 
 
@@ -24,19 +23,20 @@ class BriefingSerializer(serializers.Serializer):
     observations = serializers.ListField(child=serializers.UUIDField())
 
 
-class BriefingApi(APIView):
+class BriefingApi(ApiView):
     class BriefingInSerializer(StrictSerializer):
         task = serializers.CharField(max_length=200, required=False)
         max_tokens = serializers.IntegerField(min_value=50, max_value=200_000, default=1000)
 
+    query_parameters = [
+        OpenApiParameter(
+            "task", str, description="The task, as logged; default: the latest attempt's."
+        ),
+        OpenApiParameter("max_tokens", int, description="Budget of the text (default 1000)."),
+    ]
+
     @extend_schema(
         operation_id="briefing_read",
-        parameters=[
-            OpenApiParameter(
-                "task", str, description="The task, as logged; default: the latest attempt's."
-            ),
-            OpenApiParameter("max_tokens", int, description="Budget of the text (default 1000)."),
-        ],
         responses=BriefingSerializer,
         description="The text to append to a sub-agent's briefing when it retries a task: "
         "the earlier attempts from the iteration log (oldest first, with their errors), the "
@@ -44,7 +44,7 @@ class BriefingApi(APIView):
     )
     def get(self, request, thread_id):
         thread = thread_get(agent=principal(request).agent, thread_id=thread_id)
-        params = self.BriefingInSerializer(data=request.query_params.dict())
+        params = self.BriefingInSerializer(data=query_values(request))
         params.is_valid(raise_exception=True)
         briefing = briefing_build(thread=thread, **params.validated_data)
         return Response(BriefingSerializer(briefing).data)

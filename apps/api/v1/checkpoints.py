@@ -3,10 +3,10 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from apps.api.v1.common import (
     PAGE_PARAMETERS,
+    ApiView,
     JsonObjectField,
     StorableJsonField,
     StrictSerializer,
@@ -31,14 +31,15 @@ class CheckpointSerializer(serializers.Serializer):
     resumed_at = serializers.DateTimeField(allow_null=True)
 
 
-class CheckpointListApi(APIView):
+class CheckpointListApi(ApiView):
     class CheckpointCreateSerializer(StrictSerializer):
         state = JsonObjectField()
         reason = serializers.CharField(max_length=500, allow_blank=True, default="")
 
+    query_parameters = PAGE_PARAMETERS
+
     @extend_schema(
         operation_id="checkpoints_list",
-        parameters=PAGE_PARAMETERS,
         responses=paginated(CheckpointSerializer),
     )
     def get(self, request, run_id):
@@ -59,7 +60,7 @@ class CheckpointListApi(APIView):
         return Response(CheckpointSerializer(checkpoint).data, status=status.HTTP_201_CREATED)
 
 
-class CheckpointDetailApi(APIView):
+class CheckpointDetailApi(ApiView):
     @extend_schema(operation_id="checkpoints_read", responses=CheckpointSerializer)
     def get(self, request, checkpoint_id):
         checkpoint = runstate_selectors.checkpoint_get(
@@ -68,7 +69,7 @@ class CheckpointDetailApi(APIView):
         return Response(CheckpointSerializer(checkpoint).data)
 
 
-class CheckpointResumeApi(APIView):
+class CheckpointResumeApi(ApiView):
     class CheckpointResumeSerializer(StrictSerializer):
         input = StorableJsonField(
             required=False, default=None, help_text="The human's answer, kept with the checkpoint."
@@ -102,7 +103,7 @@ class SnapshotSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
-class SnapshotApi(APIView):
+class SnapshotApi(ApiView):
     class SnapshotPutSerializer(StrictSerializer):
         tree = JsonObjectField()
 

@@ -10,9 +10,43 @@ from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions, serializers
 from rest_framework.pagination import CursorPagination
+from rest_framework.settings import api_settings
+from rest_framework.views import APIView
 
 from apps.core.text import JSON_MAX_DEPTH, text_problem
 from apps.tenancy.auth import AgentPrincipal
+
+
+# The API's view: one whose GET refuses query parameters it does not take, naming them. A view
+# lists what its GET reads in query_parameters (PAGE_PARAMETERS for a cursor page); the same list
+# documents them in the schema (apps/api/schema.py), so what is documented is what is taken.
+# DRF's `format` (which picks the renderer) is taken everywhere. A misspelt filter (?chanel=web)
+# was silently ignored, answering the whole list as if it were filtered. (Said here rather than
+# in a docstring: the schema would show a docstring as the description of every operation
+# whose view has none of its own.)
+class ApiView(APIView):
+    query_parameters: list[OpenApiParameter] = []
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)  # the key and its rights come first
+        if request.method in ("GET", "HEAD"):
+            _refuse_unknown_query_parameters(request, [p.name for p in self.query_parameters])
+
+
+def _refuse_unknown_query_parameters(request, taken: list[str]) -> None:
+    unknown = sorted(set(request.query_params) - {*taken, api_settings.URL_FORMAT_OVERRIDE})
+    if unknown:
+        known = f"This operation takes: {', '.join(taken)}." if taken else "It takes none."
+        raise exceptions.ValidationError(
+            {name: [f"Unknown query parameter. {known}"] for name in unknown}
+        )
+
+
+def query_values(request) -> dict[str, str]:
+    """The query parameters as a dict for a view's serializer, without DRF's `format`."""
+    values = request.query_params.dict()
+    values.pop(api_settings.URL_FORMAT_OVERRIDE, None)
+    return values
 
 
 class StrictSerializer(serializers.Serializer):

@@ -3,9 +3,8 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from apps.api.v1.common import principal
+from apps.api.v1.common import ApiView, principal
 from apps.episodic.extraction import extraction_state
 from apps.memconfig.schema import SETTINGS
 from apps.memconfig.selectors import config_effective
@@ -51,7 +50,7 @@ class EffectiveConfigSerializer(serializers.Serializer):
     )
 
 
-class ConfigApi(APIView):
+class ConfigApi(ApiView):
     @extend_schema(operation_id="config_read", responses=EffectiveConfigSerializer)
     def get(self, request):
         agent = principal(request).agent

@@ -3,9 +3,16 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from apps.api.v1.common import PAGE_PARAMETERS, StrictSerializer, paginate, paginated, principal
+from apps.api.v1.common import (
+    PAGE_PARAMETERS,
+    ApiView,
+    StrictSerializer,
+    paginate,
+    paginated,
+    principal,
+    query_values,
+)
 from apps.context.answer import Context, context_answer
 from apps.context.assembly import context_assemble
 from apps.context.snapshots import snapshot_diff, snapshot_get, snapshot_list, snapshot_replay
@@ -59,7 +66,7 @@ class ContextDiffSerializer(serializers.Serializer):
         return fields
 
 
-class ContextApi(APIView):
+class ContextApi(ApiView):
     def _answer(self, request, thread_id, data):
         params = ContextInSerializer(data=data)
         params.is_valid(raise_exception=True)
@@ -91,20 +98,21 @@ class ContextApi(APIView):
     def post(self, request, thread_id):
         return self._answer(request, thread_id, request.data)
 
+    query_parameters = [
+        OpenApiParameter("query", str, description="Default: the latest user message."),
+        OpenApiParameter("max_tokens", int, description="Default: context_max_tokens."),
+    ]
+
     @extend_schema(
         operation_id="context_build_get",
-        parameters=[
-            OpenApiParameter("query", str, description="Default: the latest user message."),
-            OpenApiParameter("max_tokens", int, description="Default: context_max_tokens."),
-        ],
         responses=Context,
         description="The same as POST, with the query and budget as query parameters.",
     )
     def get(self, request, thread_id):
-        return self._answer(request, thread_id, request.query_params.dict())
+        return self._answer(request, thread_id, query_values(request))
 
 
-class ContextDetailApi(APIView):
+class ContextDetailApi(ApiView):
     @extend_schema(
         operation_id="context_read",
         responses=Context,
@@ -116,10 +124,11 @@ class ContextDetailApi(APIView):
         return Response(context_answer(snapshot_replay(snapshot=snapshot)))
 
 
-class ContextListApi(APIView):
+class ContextListApi(ApiView):
+    query_parameters = PAGE_PARAMETERS
+
     @extend_schema(
         operation_id="contexts_list",
-        parameters=PAGE_PARAMETERS,
         responses=paginated(ContextListItemSerializer),
         description="The thread's contexts, newest first.",
     )
@@ -128,7 +137,7 @@ class ContextListApi(APIView):
         return paginate(request, self, snapshot_list(thread=thread), ContextListItemSerializer)
 
 
-class ContextDiffApi(APIView):
+class ContextDiffApi(ApiView):
     @extend_schema(
         operation_id="contexts_diff",
         responses=ContextDiffSerializer,

@@ -3,10 +3,10 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from apps.api.v1.common import (
     PAGE_PARAMETERS,
+    ApiView,
     JsonObjectField,
     MetadataField,
     StrictSerializer,
@@ -90,7 +90,7 @@ class EntryCreatedSerializer(EntrySerializer):
     similarity = serializers.FloatField(allow_null=True)
 
 
-class EntryListApi(APIView):
+class EntryListApi(ApiView):
     class EntryCreateSerializer(StrictSerializer):
         content = serializers.CharField()
         resource_id = serializers.CharField(max_length=200, required=False)
@@ -109,21 +109,22 @@ class EntryListApi(APIView):
             "approved, that one becomes superseded (kept, no longer recalled).",
         )
 
+    query_parameters = [
+        OpenApiParameter("resource_id", str),
+        OpenApiParameter("status", str, enum=EntryStatus.values),
+        OpenApiParameter("kind", str, enum=EntryKind.values),
+        OpenApiParameter(
+            "origin",
+            str,
+            enum=list(ORIGINS),
+            description="Where entries came from, as the approval rules name it "
+            "(agent proposals, extraction, consolidation, memory_action markers, api).",
+        ),
+        *PAGE_PARAMETERS,
+    ]
+
     @extend_schema(
         operation_id="episodic_list",
-        parameters=[
-            OpenApiParameter("resource_id", str),
-            OpenApiParameter("status", str, enum=EntryStatus.values),
-            OpenApiParameter("kind", str, enum=EntryKind.values),
-            OpenApiParameter(
-                "origin",
-                str,
-                enum=list(ORIGINS),
-                description="Where entries came from, as the approval rules name it "
-                "(agent proposals, extraction, consolidation, memory_action markers, api).",
-            ),
-            *PAGE_PARAMETERS,
-        ],
         responses=paginated(EntrySerializer),
     )
     def get(self, request):
@@ -216,7 +217,7 @@ def _superseded(agent, resource, entry_id):
     return older
 
 
-class EntryDetailApi(APIView):
+class EntryDetailApi(ApiView):
     class EntryUpdateSerializer(StrictSerializer):
         content = serializers.CharField(required=False, allow_blank=True)
         metadata = JsonObjectField(required=False)
@@ -270,7 +271,7 @@ class RecallOutSerializer(serializers.Serializer):
     warnings = warnings_field()
 
 
-class EntryRecallApi(APIView):
+class EntryRecallApi(ApiView):
     class RecallInSerializer(StrictSerializer):
         query = serializers.CharField(max_length=2000)
         resource_id = serializers.CharField(max_length=200, required=False)

@@ -3,10 +3,10 @@
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from apps.api.v1.common import (
     PAGE_PARAMETERS,
+    ApiView,
     StrictSerializer,
     actor_name,
     paginate,
@@ -60,15 +60,16 @@ class ChunkSerializer(serializers.Serializer):
     metadata = serializers.DictField(help_text="page and heading, where known.")
 
 
-class KnowledgeBaseListApi(APIView):
+class KnowledgeBaseListApi(ApiView):
     class KnowledgeBaseCreateSerializer(StrictSerializer):
         slug = serializers.SlugField(max_length=64)
         name = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
         description = serializers.CharField(required=False, default="", allow_blank=True)
 
+    query_parameters = PAGE_PARAMETERS
+
     @extend_schema(
         operation_id="knowledge_bases_list",
-        parameters=PAGE_PARAMETERS,
         responses=paginated(KnowledgeBaseSerializer),
     )
     def get(self, request):
@@ -89,7 +90,7 @@ class KnowledgeBaseListApi(APIView):
         return Response(KnowledgeBaseSerializer(kb).data, status=status.HTTP_201_CREATED)
 
 
-class DocumentListApi(APIView):
+class DocumentListApi(ApiView):
     parser_classes = [PlainNameMultiPartParser, DepthSafeJSONParser]
 
     class DocumentTextSerializer(StrictSerializer):
@@ -106,12 +107,13 @@ class DocumentListApi(APIView):
         file = serializers.FileField(allow_empty_file=True)
         title = serializers.CharField(max_length=300, required=False, default="")
 
+    query_parameters = [
+        OpenApiParameter("status", str, enum=DocumentStatus.values),
+        *PAGE_PARAMETERS,
+    ]
+
     @extend_schema(
         operation_id="documents_list",
-        parameters=[
-            OpenApiParameter("status", str, enum=DocumentStatus.values),
-            *PAGE_PARAMETERS,
-        ],
         responses=paginated(DocumentSerializer),
     )
     def get(self, request, kb_slug):
@@ -173,7 +175,7 @@ class DocumentListApi(APIView):
         )
 
 
-class DocumentDetailApi(APIView):
+class DocumentDetailApi(ApiView):
     @extend_schema(operation_id="documents_read", responses=DocumentSerializer)
     def get(self, request, document_id):
         document = selectors.document_get(
@@ -190,7 +192,7 @@ class DocumentDetailApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class DocumentReindexApi(APIView):
+class DocumentReindexApi(ApiView):
     @extend_schema(
         operation_id="documents_reindex",
         request=None,
@@ -205,10 +207,11 @@ class DocumentReindexApi(APIView):
         return Response(DocumentSerializer(document).data, status=status.HTTP_202_ACCEPTED)
 
 
-class DocumentChunksApi(APIView):
+class DocumentChunksApi(ApiView):
+    query_parameters = PAGE_PARAMETERS
+
     @extend_schema(
         operation_id="documents_chunks",
-        parameters=PAGE_PARAMETERS,
         responses=paginated(ChunkSerializer),
     )
     def get(self, request, document_id):

@@ -3,9 +3,8 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from apps.api.v1.common import MetadataField, StrictSerializer, actor_name, principal
+from apps.api.v1.common import ApiView, MetadataField, StrictSerializer, actor_name, principal
 from apps.api.v1.search import (
     min_similarity_field,
     warnings_field,
@@ -23,7 +22,7 @@ class UpsertOutSerializer(serializers.Serializer):
     created = serializers.BooleanField(help_text="False when the same content was stored before.")
 
 
-class MemoryUpsertApi(APIView):
+class MemoryUpsertApi(ApiView):
     class UpsertInSerializer(StrictSerializer):
         content = serializers.CharField(max_length=20000)
         namespace = serializers.SlugField(max_length=64)
@@ -74,7 +73,7 @@ class MemorySearchOutSerializer(serializers.Serializer):
     warnings = warnings_field()
 
 
-class MemorySearchApi(APIView):
+class MemorySearchApi(ApiView):
     class MemorySearchInSerializer(StrictSerializer):
         query = serializers.CharField(max_length=2000)
         namespace = serializers.SlugField(max_length=64)

@@ -4,9 +4,9 @@ from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from apps.api.v1.common import (
+    ApiView,
     MetadataField,
     StorableJsonField,
     StrictSerializer,
@@ -84,16 +84,15 @@ class MessageAppendSerializer(StrictSerializer):
         return value
 
 
-class MessageListApi(APIView):
+class MessageListApi(ApiView):
+    query_parameters = [
+        OpenApiParameter("after_seq", int, description="Messages after this seq (oldest first)."),
+        OpenApiParameter("before_seq", int, description="Messages before this seq."),
+        OpenApiParameter("limit", int, description="Page size (default 50)."),
+    ]
+
     @extend_schema(
         operation_id="messages_list",
-        parameters=[
-            OpenApiParameter(
-                "after_seq", int, description="Messages after this seq (oldest first)."
-            ),
-            OpenApiParameter("before_seq", int, description="Messages before this seq."),
-            OpenApiParameter("limit", int, description="Page size (default 50)."),
-        ],
         responses=MessagePageSerializer,
     )
     def get(self, request, thread_id):

@@ -3,11 +3,11 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from apps.api.v1.common import (
     INTEGER_MAX,
     PAGE_PARAMETERS,
+    ApiView,
     StrictSerializer,
     actor_name,
     paginate,
@@ -64,7 +64,7 @@ def _detail(note, agent) -> dict:
     return body
 
 
-class NoteListApi(APIView):
+class NoteListApi(ApiView):
     class NoteCreateSerializer(StrictSerializer):
         scope = serializers.ChoiceField(choices=NoteScope.values, default=NoteScope.PERSONAL.value)
         path = serializers.CharField(max_length=PATH_MAX, trim_whitespace=False)
@@ -77,14 +77,15 @@ class NoteListApi(APIView):
         content = serializers.CharField(allow_blank=True, default="", trim_whitespace=False)
         tags = _tags_field(default=list)
 
+    query_parameters = [
+        OpenApiParameter("scope", str, enum=NoteScope.values),
+        OpenApiParameter("tag", str, description="Only notes with this tag."),
+        OpenApiParameter("path_prefix", str, description="Only paths starting with this."),
+        *PAGE_PARAMETERS,
+    ]
+
     @extend_schema(
         operation_id="notes_list",
-        parameters=[
-            OpenApiParameter("scope", str, enum=NoteScope.values),
-            OpenApiParameter("tag", str, description="Only notes with this tag."),
-            OpenApiParameter("path_prefix", str, description="Only paths starting with this."),
-            *PAGE_PARAMETERS,
-        ],
         responses=paginated(NoteSerializer),
     )
     def get(self, request):
@@ -120,7 +121,7 @@ class NoteListApi(APIView):
         return Response(_detail(note, agent), status=status.HTTP_201_CREATED)
 
 
-class NoteDetailApi(APIView):
+class NoteDetailApi(ApiView):
     class NotePatchSerializer(StrictSerializer):
         version = serializers.IntegerField(
             min_value=1, max_value=INTEGER_MAX, help_text="The version you read."

@@ -3,9 +3,8 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from apps.api.v1.common import PAGE_PARAMETERS, paginate, paginated, principal
+from apps.api.v1.common import PAGE_PARAMETERS, ApiView, paginate, paginated, principal
 from apps.observations import selectors as observation_selectors
 from apps.threads import selectors as thread_selectors
 
@@ -26,7 +25,7 @@ class ObservationSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class ObservationListApi(APIView):
+class ObservationListApi(ApiView):
     class FilterSerializer(serializers.Serializer):
         status = serializers.ChoiceField(
             choices=["active", "superseded"],
@@ -34,17 +33,18 @@ class ObservationListApi(APIView):
             error_messages={"invalid_choice": "Must be active or superseded."},
         )
 
+    query_parameters = [
+        OpenApiParameter(
+            "status",
+            str,
+            enum=["active", "superseded"],
+            description="Only the active set (covering seq 1…K) or only superseded rows.",
+        ),
+        *PAGE_PARAMETERS,
+    ]
+
     @extend_schema(
         operation_id="observations_list",
-        parameters=[
-            OpenApiParameter(
-                "status",
-                str,
-                enum=["active", "superseded"],
-                description="Only the active set (covering seq 1…K) or only superseded rows.",
-            ),
-            *PAGE_PARAMETERS,
-        ],
         responses=paginated(ObservationSerializer),
         description="The thread's observations and reflections, active and superseded, oldest "
         "first (cursor pagination).",
@@ -71,7 +71,7 @@ class SummarySerializer(serializers.Serializer):
     created_at = serializers.DateTimeField(allow_null=True)
 
 
-class SummaryApi(APIView):
+class SummaryApi(ApiView):
     @extend_schema(
         operation_id="summary_read",
         responses=SummarySerializer,

@@ -3,11 +3,11 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from apps.api.v1.common import (
     INTEGER_MAX,
     PAGE_PARAMETERS,
+    ApiView,
     MetadataField,
     StrictSerializer,
     paginate,
@@ -50,7 +50,7 @@ class PlanSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField(allow_null=True)
 
 
-class PlanApi(APIView):
+class PlanApi(ApiView):
     class PlanPutSerializer(StrictSerializer):
         version = serializers.IntegerField(
             min_value=0,
@@ -106,7 +106,7 @@ class IterationSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class IterationListApi(APIView):
+class IterationListApi(ApiView):
     class IterationCreateSerializer(StrictSerializer):
         task = serializers.CharField(max_length=200)
         outcome = choice_field(IterationOutcome.values)
@@ -115,12 +115,13 @@ class IterationListApi(APIView):
         error = serializers.CharField(allow_blank=True, default="")
         metadata = MetadataField()
 
+    query_parameters = [
+        OpenApiParameter("task", str, description="Only attempts at this task."),
+        *PAGE_PARAMETERS,
+    ]
+
     @extend_schema(
         operation_id="iterations_list",
-        parameters=[
-            OpenApiParameter("task", str, description="Only attempts at this task."),
-            *PAGE_PARAMETERS,
-        ],
         responses=paginated(IterationSerializer),
     )
     def get(self, request, thread_id):

@@ -3,9 +3,8 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from apps.api.v1.common import INTEGER_MAX, StrictSerializer, actor_name, principal
+from apps.api.v1.common import INTEGER_MAX, ApiView, StrictSerializer, actor_name, principal
 from apps.core.text import text_problem
 from apps.profiles import selectors as profile_selectors
 from apps.profiles import services as profile_services
@@ -70,7 +69,7 @@ class ProfileSerializer(serializers.Serializer):
     updated_by = serializers.CharField()
 
 
-class ProfileApi(APIView):
+class ProfileApi(ApiView):
     class ProfilePutSerializer(StrictSerializer):
         version = _version_field()
         content = StoredTextField(
@@ -128,7 +127,7 @@ class SessionMemorySerializer(serializers.Serializer):
     updated_by = serializers.CharField()
 
 
-class SessionMemoryApi(APIView):
+class SessionMemoryApi(ApiView):
     class SessionMemoryPutSerializer(StrictSerializer):
         version = _version_field()
         objective = StoredTextField(max_length=OBJECTIVE_MAX_CHARS, default="")

@@ -3,13 +3,12 @@
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from apps.api.v1.common import actor_name, principal
+from apps.api.v1.common import ApiView, actor_name, principal
 from apps.lifecycle.services import resource_forget
 
 
-class ResourceApi(APIView):
+class ResourceApi(ApiView):
     @extend_schema(
         operation_id="resource_forget",
         # 200 with the counts, which clients rely on (a bare serializer would be documented

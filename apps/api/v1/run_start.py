@@ -4,9 +4,8 @@ from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from apps.api.v1.common import MetadataField, StrictSerializer, principal
+from apps.api.v1.common import ApiView, MetadataField, StrictSerializer, principal
 from apps.api.v1.runs import RunSerializer
 from apps.threads import services
 
@@ -15,7 +14,7 @@ class RunStartedSerializer(RunSerializer):
     thread_created = serializers.BooleanField(help_text="True when this call made the thread.")
 
 
-class RunOpenApi(APIView):
+class RunOpenApi(ApiView):
     class RunOpenSerializer(StrictSerializer):
         channel = serializers.CharField(max_length=64, required=False, default="")
         external_id = serializers.CharField(

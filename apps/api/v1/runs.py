@@ -3,9 +3,8 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from apps.api.v1.common import MetadataField, StrictSerializer, principal
+from apps.api.v1.common import ApiView, MetadataField, StrictSerializer, principal
 from apps.threads import selectors, services
 from apps.threads.models import RunStatus
 
@@ -22,7 +21,7 @@ class RunSerializer(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
-class RunStartApi(APIView):
+class RunStartApi(ApiView):
     class RunStartSerializer(StrictSerializer):
         name = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
         metadata = MetadataField()
@@ -38,14 +37,14 @@ class RunStartApi(APIView):
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
-class RunDetailApi(APIView):
+class RunDetailApi(ApiView):
     @extend_schema(operation_id="runs_read", responses=RunSerializer)
     def get(self, request, run_id):
         run = selectors.run_get(agent=principal(request).agent, run_id=run_id)
         return Response(RunSerializer(run).data)
 
 
-class RunFinishApi(APIView):
+class RunFinishApi(ApiView):
     class RunFinishSerializer(StrictSerializer):
         status = serializers.ChoiceField(
             choices=[c for c in RunStatus.values if c != RunStatus.RUNNING]

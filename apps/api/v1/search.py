@@ -6,9 +6,8 @@ from typing import get_args
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from apps.api.v1.common import StrictSerializer, principal
+from apps.api.v1.common import ApiView, StrictSerializer, principal
 from apps.retrieval.selectors import SCOPE_NAMES, retrieve
 from apps.search.results import SearchAnswer, WarningCode, search_answer
 
@@ -65,7 +64,7 @@ def with_warnings(body: dict, warnings: list[dict]) -> dict:
     return body
 
 
-class SearchApi(APIView):
+class SearchApi(ApiView):
     @extend_schema(
         operation_id="search",
         request=SearchInSerializer,

@@ -3,10 +3,10 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from apps.api.v1.common import (
     PAGE_PARAMETERS,
+    ApiView,
     JsonObjectField,
     MetadataField,
     StrictSerializer,
@@ -33,7 +33,7 @@ class ThreadSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
-class ThreadListApi(APIView):
+class ThreadListApi(ApiView):
     class ThreadCreateSerializer(StrictSerializer):
         resource_id = serializers.CharField(max_length=200, required=False, allow_blank=False)
         channel = serializers.CharField(max_length=64, required=False, default="")
@@ -48,13 +48,14 @@ class ThreadListApi(APIView):
                 )
             return attrs
 
+    query_parameters = [
+        OpenApiParameter("resource_id", str, description="Only threads of this resource."),
+        OpenApiParameter("channel", str, description="Only threads of this channel."),
+        *PAGE_PARAMETERS,
+    ]
+
     @extend_schema(
         operation_id="threads_list",
-        parameters=[
-            OpenApiParameter("resource_id", str, description="Only threads of this resource."),
-            OpenApiParameter("channel", str, description="Only threads of this channel."),
-            *PAGE_PARAMETERS,
-        ],
         responses=paginated(ThreadSerializer),
     )
     def get(self, request):
@@ -84,7 +85,7 @@ class ThreadListApi(APIView):
         )
 
 
-class ThreadDetailApi(APIView):
+class ThreadDetailApi(ApiView):
     class ThreadUpdateSerializer(StrictSerializer):
         title = serializers.CharField(max_length=300, required=False, allow_blank=True)
         metadata = JsonObjectField(required=False)

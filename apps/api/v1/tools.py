@@ -6,10 +6,9 @@ The same registry serves MCP at /mcp, so a model's tool call behaves alike on bo
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from apps.agenttools.services import tool_call, tool_definitions
-from apps.api.v1.common import StrictSerializer, principal
+from apps.api.v1.common import ApiView, StrictSerializer, principal
 
 
 class FunctionSerializer(serializers.Serializer):
@@ -32,7 +31,7 @@ class ToolResultSerializer(serializers.Serializer):
     result = serializers.DictField(help_text="The tool's answer, as JSON.")
 
 
-class ToolListApi(APIView):
+class ToolListApi(ApiView):
     @extend_schema(
         operation_id="tools_list",
         responses=ToolListSerializer,
@@ -43,7 +42,7 @@ class ToolListApi(APIView):
         return Response({"tools": tool_definitions()})
 
 
-class ToolCallApi(APIView):
+class ToolCallApi(ApiView):
     class ToolCallSerializer(StrictSerializer):
         name = serializers.CharField(max_length=100)
         arguments = serializers.JSONField(
