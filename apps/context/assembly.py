@@ -61,11 +61,13 @@ class Candidates:
 
 @dataclass
 class Assembly:
-    """What a context holds before it is rendered: the pieces of each block, in order."""
+    """What a context holds before it is rendered: the pieces of each block, in order, and
+    the recalled matches it shows nowhere."""
 
     blocks: dict[str, list[Piece]]
     warnings: list[dict]
     budget: Budget
+    recall_left_out: list[Stretch] = field(default_factory=list)
 
 
 def context_assemble(*, agent, thread, query: str | None, max_tokens: int) -> dict:
@@ -107,7 +109,7 @@ def context_assemble(*, agent, thread, query: str | None, max_tokens: int) -> di
         budget=assembly.budget.rows(),
         left_out=left_out_pieces(
             candidates=candidates.blocks,
-            recall=candidates.recall,
+            recall=assembly.recall_left_out,
             kept=assembly.blocks,
             unread_messages=candidates.unread_messages,
         ),
@@ -303,8 +305,9 @@ def _fit(candidates: Candidates, config, query: str, max_tokens: int, history: s
         first = kept["recent"][0].seq
         kept["recall"] = [piece for piece in kept["recall"] if piece.seq < first]
         budget.used["recall"] = _size("recall", kept["recall"])
-    warnings = candidates.warnings + _left_out(candidates, kept, budget)
-    return Assembly(blocks=kept, warnings=warnings, budget=budget)
+    recall_left_out = _recall_shown_nowhere(candidates.recall, kept)
+    warnings = candidates.warnings + _left_out(candidates, kept, budget, recall_left_out)
+    return Assembly(blocks=kept, warnings=warnings, budget=budget, recall_left_out=recall_left_out)
 
 
 def _size(name: str, pieces: list[Piece]) -> int:
@@ -408,15 +411,24 @@ class _Quotes:
         return self.folded[index]
 
 
-def _left_out(candidates: Candidates, kept: dict[str, list[Piece]], budget: Budget) -> list:
+def _recall_shown_nowhere(stretches: list[Stretch], kept: dict[str, list[Piece]]) -> list:
+    """The recalled matches whose message the context shows nowhere: not in the recall block,
+    nor in the recent block, nor quoted by a shown observation (recall leaves out what those
+    two show, so such a match is in the context, not left out of it)."""
+    shown = {piece.seq for piece in (*kept["recall"], *kept["recent"])}
+    quoted = _Quotes(kept.get("observations", []))
+    return [s for s in stretches if s.hit.seq not in shown and not quoted.holds(s.hit)]
+
+
+def _left_out(
+    candidates: Candidates, kept: dict[str, list[Piece]], budget: Budget, recall_left_out: list
+) -> list:
     """A warning per block that could not show all its candidates, saying what it was given."""
     warnings = []
     for name in FLOW_ORDER:
         if name == "recall":
-            total = len(candidates.recall)
-            shown = {piece.seq for piece in kept["recall"]}
-            count = sum(1 for stretch in candidates.recall if stretch.hit.seq not in shown)
-            what = f"{count} of {total} recalled match(es)"
+            count = len(recall_left_out)
+            what = f"{count} of {len(candidates.recall)} recalled match(es)"
         else:
             shown_ids = {id(piece) for piece in kept[name]}
             left = [p for p in candidates.blocks[name] if id(p) not in shown_ids]

@@ -5,6 +5,7 @@ import re
 import pytest
 from django.utils import timezone
 
+from apps.context.models import ContextSnapshot
 from apps.jobs.services import job_run_pending
 from tests.context.conftest import block, context, talk
 
@@ -188,3 +189,46 @@ def test_no_context_holds_another_agents_or_projects_material(alice, bob, carol,
 
     assert "another agent" not in answer["system_prompt"]
     assert all("another agent" not in m["content"] for m in answer["messages"])
+
+
+def test_matches_the_recent_block_shows_are_not_counted_as_left_out(alice):
+    # The defaults: observations (none yet, so every message is a candidate of the recent
+    # block), a recent window of 20 with recall before it, and max_tokens 32000.
+    thread = alice.new_thread()
+    talk(alice, thread["id"], *[f"the lighthouse keeper, part {n}" for n in range(61)])
+
+    answer = context(alice, thread["id"], query="lighthouse keeper")
+
+    assert len(answer["messages"]) == 61
+    assert block(answer, "recall")["items"] == []  # all it matched, the recent block shows
+    assert answer["warnings"] == []
+    manifest = ContextSnapshot.objects.get(pk=answer["context_id"]).manifest
+    assert "recall" not in manifest["left_out"]
+
+
+def test_a_recalled_match_is_counted_as_left_out_only_when_shown_nowhere(alice, configure):
+    # Recall planned a few lines and the recent block the rest: the recent block shows some
+    # of the matches, the recall block others, and the rest neither.
+    unused = ("history", "memory", "knowledge", "notes", "profile", "session_memory")
+    configure(
+        alice,
+        context_share_recall=0.1,
+        context_share_recent=0.9,
+        **{f"context_share_{name}": 0 for name in unused},
+    )
+    thread = alice.new_thread()
+    words = "words " * 20
+    talk(alice, thread["id"], *[f"the lighthouse keeper, part {n} {words}" for n in range(20)])
+    talk(alice, thread["id"], *[f"the harbour master, part {n} {words}" for n in range(20)])
+
+    answer = context(alice, thread["id"], query="lighthouse keeper", max_tokens=1500)
+
+    matches = set(range(1, 21))  # all before the recent window (of 20), and only they match
+    in_recent = matches & {message["seq"] for message in answer["messages"]}
+    in_recall = matches & {item["seq"] for item in block(answer, "recall")["items"]}
+    nowhere = matches - in_recent - in_recall
+    assert in_recent and in_recall and nowhere
+    [warning] = [w["message"] for w in answer["warnings"] if w["block"] == "recall"]
+    assert warning.startswith(f"{len(nowhere)} of 20 recalled match(es) left out")
+    manifest = ContextSnapshot.objects.get(pk=answer["context_id"]).manifest
+    assert sorted(manifest["left_out"]["recall"]["seq"]) == sorted(nowhere)
