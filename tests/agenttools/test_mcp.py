@@ -32,6 +32,20 @@ def mcp_run(url: str, key: str | None, work):
     return run_async(main())
 
 
+def post_raw(url: str, key: str, *, content: str) -> httpx2.Response:
+    """POST a JSON-RPC body to url as a client without the SDK would, with the key."""
+    return httpx2.post(
+        url,
+        headers={
+            "Authorization": f"Bearer {key}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": "2025-06-18",
+        },
+        content=content,
+    )
+
+
 def result_json(result) -> dict:
     assert not result.is_error, result.content[0].text
     return json.loads(result.content[0].text)
@@ -159,16 +173,7 @@ def test_a_nan_in_the_arguments_is_a_tool_error_naming_the_argument(live_server,
         "params": {"name": "append_messages", "arguments": arguments},
     }
 
-    response = httpx2.post(
-        f"{live_server.url}/mcp",
-        headers={
-            "Authorization": f"Bearer {alice.key}",
-            "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json",
-            "MCP-Protocol-Version": "2025-06-18",
-        },
-        content=json.dumps(body),
-    )
+    response = post_raw(f"{live_server.url}/mcp", alice.key, content=json.dumps(body))
 
     assert response.status_code == 200, response.text
     result = response.json()["result"]
@@ -258,14 +263,10 @@ def test_it_tells_the_project_version_in_server_info(live_server, alice, setting
 
 
 def test_it_serves_the_same_endpoint_with_a_trailing_slash(live_server, alice):
-    response = httpx2.post(
+    response = post_raw(
         f"{live_server.url}/mcp/",
-        headers={
-            "Authorization": f"Bearer {alice.key}",
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2025-06-18",
-        },
-        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        alice.key,
+        content=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
     )
 
     assert response.status_code == 200, response.text
