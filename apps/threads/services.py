@@ -13,7 +13,7 @@ from apps.core.errors import Conflict, NotFound, Unprocessable
 from apps.providers.tokens import count_message_tokens
 from apps.search.indexing import index_messages
 from apps.tenancy.models import Agent
-from apps.tenancy.services import resource_get_or_create
+from apps.tenancy.services import resource_get_or_create, resource_id_clean
 from apps.threads.hooks import messages_appended
 from apps.threads.models import Message, Run, RunStatus, Thread
 from apps.threads.outcome import message_outcome
@@ -45,25 +45,33 @@ def thread_resolve_or_create(
     resource_id: str | None = None,
     channel: str = "",
     external_id: str = "",
-    title: str = "",
+    title: str | None = None,
     metadata: dict | None = None,
 ) -> tuple[Thread, bool]:
-    """Return (thread, created). With an external_id, an existing thread of the agent is reused."""
-    resource = (
-        resource_get_or_create(project=agent.project, external_id=resource_id)
-        if resource_id
-        else None
-    )
+    """Return (thread, created). With an external_id, an existing thread of the agent is reused.
+
+    resource_id, title and metadata left as None are not asked for. An existing thread is
+    returned only when what is asked for is what it holds: another end user's thread, or a
+    title or metadata that would be silently ignored, is a 409 naming the fields (a thread's
+    title and metadata change through PATCH; its end user never changes).
+    """
+    if resource_id is not None:
+        resource_id = resource_id_clean(resource_id)
+    asked = {"resource_id": resource_id, "title": title, "metadata": metadata}
     if external_id:
         existing = _thread_by_external_id(agent, channel, external_id)
         if existing is not None:
-            return existing, False
+            return _as_asked(existing, asked), False
     fields = {
         "agent": agent,
-        "resource": resource,
+        "resource": (
+            resource_get_or_create(project=agent.project, external_id=resource_id)
+            if resource_id
+            else None
+        ),
         "channel": channel,
         "external_id": external_id,
-        "title": title,
+        "title": title or "",
         "metadata": metadata or {},
     }
     try:
@@ -74,7 +82,7 @@ def thread_resolve_or_create(
         existing = _thread_by_external_id(agent, channel, external_id)
         if existing is None:
             raise
-        return existing, False
+        return _as_asked(existing, asked), False
 
 
 def _thread_by_external_id(agent: Agent, channel: str, external_id: str) -> Thread | None:
@@ -82,6 +90,32 @@ def _thread_by_external_id(agent: Agent, channel: str, external_id: str) -> Thre
         Thread.objects.select_related("resource")
         .filter(agent=agent, channel=channel, external_id=external_id)
         .first()
+    )
+
+
+def _as_asked(thread: Thread, asked: dict) -> Thread:
+    """Return the resolved thread, or refuse it (409) where it differs from what was asked."""
+    held = {
+        "resource_id": thread.resource.external_id if thread.resource else None,
+        "title": thread.title,
+        "metadata": thread.metadata,
+    }
+    differing = [name for name, value in asked.items() if value is not None and value != held[name]]
+    if not differing:
+        return thread
+    named = ", ".join(differing)
+    fix = (
+        "use another external_id for another end user"
+        if "resource_id" in differing
+        else f"change them with PATCH /api/v1/threads/{thread.id}, or leave them out"
+    )
+    raise Conflict(
+        f"{named}: the thread with channel {thread.channel!r} and external_id "
+        f"{thread.external_id!r} exists with a different {named}; {fix}.",
+        details={
+            "thread_id": str(thread.id),
+            "held": {name: held[name] for name in differing},
+        },
     )
 
 

@@ -32,6 +32,18 @@ def test_two_calls_with_one_chat_id_give_one_thread_and_two_runs(alice):
     assert Run.objects.filter(thread=thread).count() == 2
 
 
+def test_a_chat_id_of_another_end_user_starts_no_run_and_is_a_409(alice):
+    body = {"channel": "telegram", "external_id": "42", "resource_id": "ann"}
+    first = alice.post("/api/v1/runs", body).json()
+
+    response = alice.post("/api/v1/runs", {**body, "resource_id": "bob"})
+
+    assert response.status_code == 409
+    assert response.json()["error"]["message"].startswith("resource_id: ")
+    assert response.json()["error"]["details"]["thread_id"] == first["thread_id"]
+    assert Run.objects.count() == 1
+
+
 def test_another_agents_chat_id_is_a_thread_of_its_own(alice, bob):
     body = {"channel": "telegram", "external_id": "42"}
 

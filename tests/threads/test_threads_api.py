@@ -1,5 +1,8 @@
 import pytest
 
+from apps.tenancy.models import Resource
+from apps.threads.models import Thread
+
 
 def test_it_creates_a_thread_with_a_resource(alice):
     response = alice.post(
@@ -24,6 +27,49 @@ def test_it_resolves_an_existing_thread_by_channel_and_external_id(alice):
     assert again.json()["id"] == first.json()["id"]
     assert other_chat.status_code == 201
     assert other_chat.json()["id"] != first.json()["id"]
+
+
+def test_resolving_a_thread_gives_it_only_as_asked_else_a_409_naming_the_fields(alice):
+    chat = {"channel": "telegram", "external_id": "42"}
+    made = alice.post(
+        "/api/v1/threads", {**chat, "resource_id": "ann", "title": "Ann", "metadata": {"a": 1}}
+    ).json()
+
+    as_made = alice.post(
+        "/api/v1/threads", {**chat, "resource_id": "ann", "title": "Ann", "metadata": {"a": 1}}
+    )
+    left_out = alice.post("/api/v1/threads", chat)
+    other_user = alice.post("/api/v1/threads", {**chat, "resource_id": "bob"})
+    other_title = alice.post("/api/v1/threads", {**chat, "title": "Ann's", "metadata": {"a": 2}})
+
+    assert as_made.status_code == left_out.status_code == 200
+    assert as_made.json()["id"] == left_out.json()["id"] == made["id"]
+    assert other_user.status_code == 409
+    error = other_user.json()["error"]
+    assert error["message"].startswith("resource_id: ")
+    assert error["details"] == {"thread_id": made["id"], "held": {"resource_id": "ann"}}
+    assert not Resource.objects.filter(external_id="bob").exists()
+    assert other_title.status_code == 409
+    error = other_title.json()["error"]
+    assert error["message"].startswith("title, metadata: ")
+    assert f"PATCH /api/v1/threads/{made['id']}" in error["message"]
+    assert error["details"]["held"] == {"title": "Ann", "metadata": {"a": 1}}
+    thread = Thread.objects.get(id=made["id"])
+    assert (thread.resource.external_id, thread.title, thread.metadata) == ("ann", "Ann", {"a": 1})
+
+
+def test_a_thread_without_an_end_user_is_not_resolved_for_one(alice):
+    made = alice.new_thread(channel="web", external_id="7")
+
+    response = alice.post(
+        "/api/v1/threads", {"channel": "web", "external_id": "7", "resource_id": "ann"}
+    )
+
+    assert response.status_code == 409
+    assert response.json()["error"]["details"] == {
+        "thread_id": made["id"],
+        "held": {"resource_id": None},
+    }
 
 
 def test_the_same_external_id_is_a_different_thread_for_another_agent(alice, bob):

@@ -29,7 +29,8 @@ class RunOpenApi(ApiView):
         request=RunOpenSerializer,
         responses={201: RunStartedSerializer},
         description="Resolve or create the agent's thread with this channel and external_id "
-        "and start a run in it, in one transaction. Concurrent calls share one thread.",
+        "and start a run in it, in one transaction. Concurrent calls share one thread. An "
+        "existing thread of another resource_id is a 409 naming resource_id.",
     )
     def post(self, request):
         data = self.RunOpenSerializer(data=request.data)

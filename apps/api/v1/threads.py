@@ -2,6 +2,7 @@
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
+from rest_framework.fields import empty
 from rest_framework.response import Response
 
 from apps.api.v1.common import (
@@ -38,8 +39,10 @@ class ThreadListApi(ApiView):
         resource_id = serializers.CharField(max_length=200, required=False, allow_blank=False)
         channel = serializers.CharField(max_length=64, required=False, default="")
         external_id = serializers.CharField(max_length=200, required=False, default="")
-        title = serializers.CharField(max_length=300, required=False, default="", allow_blank=True)
-        metadata = MetadataField()
+        # Left out, title and metadata are not compared with an existing thread's (see
+        # thread_resolve_or_create); a new thread gets "" and {}.
+        title = serializers.CharField(max_length=300, required=False, allow_blank=True)
+        metadata = MetadataField(default=empty)
 
         def validate(self, attrs):
             if attrs["channel"] and not attrs["external_id"]:
@@ -71,7 +74,9 @@ class ThreadListApi(ApiView):
         request=ThreadCreateSerializer,
         responses={200: ThreadSerializer, 201: ThreadSerializer},
         description="Create a thread, or return the agent's thread with this channel and "
-        "external_id (200 if it existed, 201 if created).",
+        "external_id (200 if it existed, 201 if created). An existing thread whose resource_id, "
+        "title or metadata differs from one given is a 409 naming the fields: a thread's end "
+        "user never changes, and its title and metadata change through PATCH.",
     )
     def post(self, request):
         data = self.ThreadCreateSerializer(data=request.data)
