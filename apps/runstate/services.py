@@ -10,7 +10,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from apps.audit.services import audit_record, audit_subject
-from apps.core.errors import ApplicationError, Conflict, PayloadTooLarge
+from apps.core.errors import ApplicationError, Conflict, NotFound, PayloadTooLarge
 from apps.core.text import text_problem
 from apps.runstate.models import (
     Artifact,
@@ -21,7 +21,7 @@ from apps.runstate.models import (
     RunSnapshot,
 )
 from apps.search.indexing import index_artifact
-from apps.threads.models import Run, Thread
+from apps.threads.models import Run, RunStatus, Thread
 
 
 def plan_put(*, thread: Thread, expected_version: int, fields: dict) -> Plan:
@@ -85,7 +85,26 @@ def iteration_append(
 
 
 def checkpoint_create(*, run: Run, state: dict, reason: str = "") -> Checkpoint:
-    return Checkpoint.objects.create(run=run, state=state, reason=reason)
+    """Suspend a running run's state for a human to resume; a finished run is a 409.
+
+    The run's row is locked while the checkpoint is written, so a finish sent at the same
+    moment comes after it (on SQLite every write transaction is serial already).
+    """
+    with transaction.atomic():
+        status = (
+            Run.objects.select_for_update()
+            .filter(pk=run.pk)
+            .values_list("status", flat=True)
+            .first()
+        )
+        if status is None:
+            raise NotFound("Run not found.")
+        if status != RunStatus.RUNNING:
+            raise Conflict(
+                f"Run is {status}: only a running run can be suspended at a checkpoint.",
+                details={"status": status},
+            )
+        return Checkpoint.objects.create(run=run, state=state, reason=reason)
 
 
 def checkpoint_resume(

@@ -1,8 +1,14 @@
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 import requests
+from django.db import connection, transaction
+from django.utils import timezone
 
+from apps.runstate.models import Checkpoint
+from apps.threads.models import Run
 from tests.conftest import make_actor
 
 
@@ -49,6 +55,57 @@ def test_concurrent_resumes_let_exactly_one_win(live_server, transactional_db):
         statuses = sorted(r.status_code for r in pool.map(resume, range(5)))
 
     assert statuses == [200, 409, 409, 409, 409]
+
+
+def test_a_finished_run_cannot_be_suspended_at_a_checkpoint(alice):
+    run = _run(alice)
+    alice.post(f"/api/v1/runs/{run['id']}/finish", {"status": "succeeded"})
+
+    response = alice.post(f"/api/v1/runs/{run['id']}/checkpoints", {"state": {"s": 1}})
+
+    assert response.status_code == 409
+    assert response.json()["error"]["details"] == {"status": "succeeded"}
+    assert "running run" in response.json()["error"]["message"]
+    assert Checkpoint.objects.count() == 0
+
+
+def test_a_checkpoint_sent_while_the_run_is_being_finished_waits_and_is_a_409(
+    live_server, transactional_db
+):
+    # SQLite runs one write transaction at a time (IMMEDIATE), so only PostgreSQL can
+    # interleave the two: the finish holds the run's row, the checkpoint must wait for it.
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite's write transactions are serial")
+    alice = make_actor("acme", "alice")
+    run = _run(alice)
+    url = f"{live_server.url}/api/v1/runs/{run['id']}/checkpoints"
+    headers = {"Authorization": f"Bearer {alice.key}"}
+    pool = ThreadPoolExecutor(1)
+    with transaction.atomic():
+        Run.objects.select_for_update().get(id=run["id"])
+        Run.objects.filter(id=run["id"]).update(status="failed", finished_at=timezone.now())
+        pending = pool.submit(requests.post, url, json={"state": {}}, headers=headers, timeout=30)
+        _wait_until_a_request_waits_for_a_lock()
+    response = pending.result(timeout=30)
+    pool.shutdown()
+
+    assert response.status_code == 409
+    assert response.json()["error"]["details"] == {"status": "failed"}
+    assert Checkpoint.objects.count() == 0
+
+
+def _wait_until_a_request_waits_for_a_lock() -> None:
+    deadline = time.monotonic() + 20
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+            )
+            if cursor.fetchone()[0]:
+                return
+    raise AssertionError("the checkpoint request never waited for the run's row")
 
 
 def test_it_requires_a_state_object(alice):
