@@ -261,3 +261,76 @@ def test_a_body_nested_past_the_parsers_recursion_limit_is_a_400(alice, ids):
 
     assert response.status_code == 400, response.content
     assert "nests too deeply" in response.json()["error"]["message"]
+
+
+# A value of another JSON type than its field's, where the error names it, and what it says.
+WRONG_TYPES = [
+    pytest.param(
+        "post",
+        "/api/v1/threads/{thread}/messages",
+        {"messages": [{"role": "user", "content": 123}]},
+        "messages[0].content",
+        "Expected a string, got a number.",
+        id="number-for-text",
+    ),
+    pytest.param(
+        "post",
+        "/api/v1/threads",
+        {"title": ["a"]},
+        "title",
+        "Expected a string, got an array.",
+        id="array-for-text",
+    ),
+    pytest.param(
+        "post",
+        "/api/v1/threads/{thread}/context",
+        {"max_tokens": "4000"},
+        "max_tokens",
+        "Expected an integer, got a string.",
+        id="string-for-integer",
+    ),
+    pytest.param(
+        "post",
+        "/api/v1/threads/{thread}/context",
+        {"max_tokens": 4000.5},
+        "max_tokens",
+        "Expected an integer, got a number.",
+        id="fraction-for-integer",
+    ),
+    pytest.param(
+        "post",
+        "/api/v1/runs/{run}/finish",
+        {"status": 1},
+        "status",
+        "Expected a string, got a number.",
+        id="number-for-choice",
+    ),
+    pytest.param(
+        "put",
+        "/api/v1/threads/{thread}/plan",
+        {"version": True},
+        "version",
+        "Expected an integer, got a boolean.",
+        id="boolean-for-integer",
+    ),
+]
+
+
+@pytest.mark.parametrize("method, path, body, field, says", WRONG_TYPES)
+def test_a_value_of_another_json_type_is_refused_not_converted(
+    alice, ids, method, path, body, field, says
+):
+    before = alice.get(f"/api/v1/threads/{ids['thread']}").json()
+
+    response = send(alice, method, path.format(**ids), body)
+
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"] == f"{field}: {says}"
+    assert alice.get(f"/api/v1/threads/{ids['thread']}").json() == before
+
+
+def test_a_list_item_of_another_json_type_is_refused_naming_its_place(alice, ids):
+    response = alice.post("/api/v1/search", {"query": "x", "scopes": ["messages", 7]})
+
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"] == "scopes[1]: Expected a string, got a number."

@@ -106,9 +106,33 @@ def test_every_get_refuses_a_query_parameter_it_does_not_take_naming_it(every_ge
             named = takes.removeprefix("This operation takes: ").removesuffix(".").split(", ")
             assert sorted(named) == sorted(documented), url
         else:
-            assert takes == "It takes none.", url
+            assert takes == "This operation takes none: send its input in the body.", url
         assert list(error["details"]) == ["colour"]
     assert len(gets) >= 30
+
+
+def test_every_other_method_refuses_any_query_parameter_before_doing_anything(alice):
+    admin = admin_of(alice)
+    webhook = {"name": "NOTIFY", "url": "https://93.184.216.34/r"}
+    objects = {
+        **victim_objects(alice),
+        "webhook_id": admin.post("/api/v1/webhooks", webhook, format="json").json()["id"],
+    }
+    sent = 0
+    for method, path, _ in operations(api_schema()):
+        if method in ("get", "head", "options"):
+            continue
+        url = f"{fill_path(path, objects)}?top_k=5"
+        response = admin.generic(method.upper(), url, "{}", content_type="application/json")
+
+        assert response.status_code == 400, (method, url, response.content)
+        assert response.json()["error"]["message"] == (
+            "top_k: Unknown query parameter. This operation takes none: send its input in the body."
+        ), (method, url)
+        sent += 1
+    assert sent >= 30
+    # Nothing was done: every object is still there.
+    assert alice.get(f"/api/v1/threads/{objects['thread_id']}").status_code == 200
 
 
 def test_every_get_takes_the_query_parameters_it_documents(every_get):

@@ -6,6 +6,7 @@ from urllib.parse import parse_qs
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import models
+from django.http import QueryDict
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions, serializers
@@ -25,32 +26,45 @@ from apps.tenancy.auth import AgentPrincipal
 # in a docstring: the schema would show a docstring as the description of every operation
 # whose view has none of its own.)
 class ApiView(APIView):
+    # What a GET takes; the other methods take their input from the body alone, and a query
+    # parameter sent to them (POST /search?top_k=5) would be ignored: refused instead.
     query_parameters: list[OpenApiParameter] = []
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # the key and its rights come first
         if request.method in ("GET", "HEAD"):
             _refuse_unknown_query_parameters(request, [p.name for p in self.query_parameters])
+        elif request.method != "OPTIONS":
+            _refuse_unknown_query_parameters(request, [])
 
 
 def _refuse_unknown_query_parameters(request, taken: list[str]) -> None:
     unknown = sorted(set(request.query_params) - {*taken, api_settings.URL_FORMAT_OVERRIDE})
     if unknown:
-        known = f"This operation takes: {', '.join(taken)}." if taken else "It takes none."
+        known = (
+            f"This operation takes: {', '.join(taken)}."
+            if taken
+            else "This operation takes none: send its input in the body."
+        )
         raise exceptions.ValidationError(
             {name: [f"Unknown query parameter. {known}"] for name in unknown}
         )
 
 
-def query_values(request) -> dict[str, str]:
+class QueryValues(dict):
+    """Query parameters for a view's serializer: every value is text, converted by its field."""
+
+
+def query_values(request) -> QueryValues:
     """The query parameters as a dict for a view's serializer, without DRF's `format`."""
-    values = request.query_params.dict()
+    values = QueryValues(request.query_params.dict())
     values.pop(api_settings.URL_FORMAT_OVERRIDE, None)
     return values
 
 
 class StrictSerializer(serializers.Serializer):
-    """A serializer that rejects fields it does not know instead of silently dropping them."""
+    """A serializer that rejects fields it does not know instead of silently dropping them, and
+    in a JSON body a value of another JSON type than its field's instead of converting it."""
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
@@ -60,7 +74,58 @@ class StrictSerializer(serializers.Serializer):
                 raise exceptions.ValidationError(
                     {name: [f"Unknown field. Allowed fields: {allowed}."] for name in unknown}
                 )
+            if not isinstance(data, (QueryDict, QueryValues)):  # form fields, query strings: text
+                wrong = {
+                    name: errors
+                    for name, value in data.items()
+                    if (errors := json_type_errors(self.fields[name], value))
+                }
+                if wrong:
+                    raise exceptions.ValidationError(wrong)
         return super().to_internal_value(data)
+
+
+# The JSON types each kind of field takes. DRF converts the others: 123 became the text "123",
+# "5" and 5.0 the number 5, "yes" and 1 the boolean true: a client's mistake stored as if meant.
+_JSON_TYPES: tuple[tuple[type, tuple[type, ...], str], ...] = (
+    (serializers.BooleanField, (bool,), "true or false"),
+    (serializers.IntegerField, (int,), "an integer"),
+    (serializers.FloatField, (int, float), "a number"),
+    (serializers.CharField, (str,), "a string"),
+    (serializers.ChoiceField, (str,), "a string"),
+    (serializers.UUIDField, (str,), "a string"),
+    (serializers.DateTimeField, (str,), "a string"),
+)
+
+
+def json_type_errors(field, value) -> list | dict | None:
+    """Return DRF's errors for value's JSON type if it is not field's ([message], or
+    {index: [message]} for a list's items), else None (null is the field's own business:
+    allow_null)."""
+    if value is None:
+        return None
+    if isinstance(field, serializers.ListField) and isinstance(value, list):
+        wrong = {
+            index: errors
+            for index, item in enumerate(value)
+            if (errors := json_type_errors(field.child, item))
+        }
+        return wrong or None
+    for kind, types, wanted in _JSON_TYPES:
+        if isinstance(field, kind):
+            bad = not isinstance(value, types) or (bool not in types and isinstance(value, bool))
+            return [f"Expected {wanted}, got {_json_type(value)}."] if bad else None
+    return None
+
+
+def _json_type(value) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
 
 
 class StrictSerializerSchema(OpenApiSerializerExtension):

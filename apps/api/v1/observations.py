@@ -4,7 +4,14 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from apps.api.v1.common import PAGE_PARAMETERS, ApiView, paginate, paginated, principal
+from apps.api.v1.common import (
+    PAGE_PARAMETERS,
+    ApiView,
+    paginate,
+    paginated,
+    principal,
+    query_values,
+)
 from apps.observations import selectors as observation_selectors
 from apps.threads import selectors as thread_selectors
 
@@ -51,7 +58,7 @@ class ObservationListApi(ApiView):
     )
     def get(self, request, thread_id):
         thread = thread_selectors.thread_get(agent=principal(request).agent, thread_id=thread_id)
-        query = self.FilterSerializer(data=request.query_params.dict())
+        query = self.FilterSerializer(data=query_values(request))
         query.is_valid(raise_exception=True)
         observations = observation_selectors.observation_list(
             thread=thread, status=query.validated_data.get("status")

@@ -4,7 +4,14 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from apps.api.v1.common import INTEGER_MAX, ApiView, StrictSerializer, actor_name, principal
+from apps.api.v1.common import (
+    INTEGER_MAX,
+    ApiView,
+    StrictSerializer,
+    actor_name,
+    json_type_errors,
+    principal,
+)
 from apps.core.text import text_problem
 from apps.profiles import selectors as profile_selectors
 from apps.profiles import services as profile_services
@@ -21,10 +28,7 @@ from apps.threads import selectors as thread_selectors
 class StoredTextField(serializers.CharField):
     """Text kept exactly as sent: a number is not turned into text, NUL and lone surrogates fail."""
 
-    default_error_messages = {
-        "invalid": "Must be a string.",
-        "max_length": "At most {max_length} characters; condense it.",
-    }
+    default_error_messages = {"max_length": "At most {max_length} characters; condense it."}
 
     def __init__(self, **kwargs):
         kwargs.setdefault("allow_blank", True)
@@ -32,8 +36,9 @@ class StoredTextField(serializers.CharField):
         super().__init__(**kwargs)
 
     def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
+        wrong = json_type_errors(self, data)
+        if wrong:
+            raise serializers.ValidationError(wrong)
         problem = text_problem(data)
         if problem:
             raise serializers.ValidationError(f"The text {problem}.")
