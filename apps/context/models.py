@@ -10,7 +10,11 @@ class ContextSnapshot(BaseModel):
     changed or went since (see apps/context/snapshots.py).
     """
 
-    thread = models.ForeignKey("threads.Thread", on_delete=models.CASCADE, related_name="+")
+    # No index of its own: context_snapshot_thread (thread, -id) leads with it, and serves the
+    # thread's list and its cascade alike; one index less to write on every context.
+    thread = models.ForeignKey(
+        "threads.Thread", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     agent = models.ForeignKey("tenancy.Agent", on_delete=models.CASCADE, related_name="+")
     query = models.TextField(blank=True)
     max_tokens = models.PositiveIntegerField()
