@@ -5,7 +5,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from apps.core.text import text_problem
+from apps.core.text import json_nodes, text_problem
 
 
 def _storable_text(value: str) -> str:
@@ -17,14 +17,10 @@ def _storable_text(value: str) -> str:
 
 def _storable_json(value: Any) -> Any:
     """Refuse JSON whose strings (keys included) the database cannot store."""
-    pending = [value]
-    while pending:
-        node = pending.pop()
+    for _, node, _ in json_nodes(value):
         if isinstance(node, dict):
-            pending.extend(str(key) for key in node)
-            pending.extend(node.values())
-        elif isinstance(node, list):
-            pending.extend(node)
+            for key in node:
+                _storable_text(str(key))
         elif isinstance(node, str):
             _storable_text(node)
     return value

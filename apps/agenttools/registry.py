@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.core.metrics import tool_call_record
-from apps.core.text import JSON_MAX_DEPTH, json_too_deep
+from apps.core.text import JSON_MAX_DEPTH, json_nodes, json_path, json_too_deep
 from apps.tenancy.models import Agent
 
 
@@ -157,15 +157,10 @@ def _tool_run(*, agent: Agent, name: str, arguments) -> dict:
 def _non_finite_number(arguments: dict) -> tuple[str, str]:
     """Return where in the arguments a NaN or an infinity is, and how JSON text spells it (as
     json.loads reads it: NaN, Infinity, -Infinity); ("", "") if there is none."""
-    pending = [((key,), item) for key, item in arguments.items()]
-    while pending:
-        loc, node = pending.pop()
+    for path, node, _ in json_nodes(arguments):
         if isinstance(node, float) and not math.isfinite(node):
-            return _where(loc), "NaN" if math.isnan(node) else f"{'-' if node < 0 else ''}Infinity"
-        if isinstance(node, dict):
-            pending.extend(((*loc, key), item) for key, item in node.items())
-        elif isinstance(node, list):
-            pending.extend(((*loc, index), item) for index, item in enumerate(node))
+            spelt = "NaN" if math.isnan(node) else f"{'-' if node < 0 else ''}Infinity"
+            return _where(path), spelt
     return "", ""
 
 
@@ -191,9 +186,7 @@ def validation_message(exc: ValidationError) -> str:
 
 
 def _where(loc) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    text = json_path(tuple(loc))
     return f"arguments.{text}" if text else "arguments"
 
 

@@ -2,6 +2,7 @@
 
 import re
 import unicodedata
+from collections.abc import Iterator
 
 # What PostgreSQL refuses in any text or jsonb string: NUL, and UTF-16 surrogates without their
 # pair (a paired \ud83d\ude00 reaches Python as one code point, so any surrogate left is lone).
@@ -32,17 +33,38 @@ def text_problem(text: str) -> str | None:
 JSON_MAX_DEPTH = 100
 
 
+def json_nodes(value) -> Iterator[tuple[tuple, object, int]]:
+    """Yield (path, node, depth) for a parsed JSON value and every value inside it, in document
+    order: path is the keys and indexes that lead to node, depth how many arrays and objects
+    hold it (0 for the value itself). A stack, not recursion, so no depth exhausts Python's
+    stack; a caller that stops at the first problem (JSON_MAX_DEPTH included) reads no further.
+    """
+    pending = [((), value, 0)]
+    while pending:
+        path, node, depth = pending.pop()
+        yield path, node, depth
+        if isinstance(node, dict):
+            items = list(node.items())
+        elif isinstance(node, list):
+            items = list(enumerate(node))
+        else:
+            continue
+        pending.extend(((*path, key), item, depth + 1) for key, item in reversed(items))
+
+
+def json_path(path: tuple) -> str:
+    """Return a json_nodes() path as text: keys joined by dots, indexes in brackets (a.b[0])."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
 def json_too_deep(value, limit: int = JSON_MAX_DEPTH) -> bool:
     """Say whether a parsed JSON value nests arrays and objects more than limit levels deep."""
-    pending = [(value, 0)]  # a stack, not recursion, so depth cannot exhaust Python's stack
-    while pending:
-        node, depth = pending.pop()
-        if isinstance(node, dict | list):
-            if depth == limit:
-                return True
-            items = node.values() if isinstance(node, dict) else node
-            pending.extend((item, depth + 1) for item in items)
-    return False
+    return any(
+        depth == limit and isinstance(node, dict | list) for _, node, depth in json_nodes(value)
+    )
 
 
 # In a name (a note path, an end user's id, a slug): C0 and C1 control characters, and the

@@ -14,7 +14,7 @@ from rest_framework.pagination import CursorPagination
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from apps.core.text import JSON_MAX_DEPTH, text_problem
+from apps.core.text import JSON_MAX_DEPTH, json_nodes, json_path, text_problem
 from apps.tenancy.auth import AgentPrincipal
 
 
@@ -156,26 +156,20 @@ def json_problem(value) -> str | None:
     PostgreSQL's jsonb refuses NUL and lone surrogates in keys and strings; SQLite would store
     them, so checking here keeps both backends alike.
     """
-    pending = [("", value, 0)]  # a stack, not recursion, so depth cannot exhaust Python's stack
-    while pending:
-        where, node, depth = pending.pop()
-        if isinstance(node, (dict, list)) and depth == JSON_MAX_DEPTH:
+    for path, node, depth in json_nodes(value):
+        if isinstance(node, dict | list) and depth == JSON_MAX_DEPTH:
             return f"It nests more than {JSON_MAX_DEPTH} levels deep; flatten it"
         if isinstance(node, dict):
-            for key, item in node.items():
+            for key in node:
                 problem = text_problem(str(key))
                 if problem:
                     # repr() escapes the character, so the error itself stays encodable.
-                    return f"The key {str(key)!r} at {where or 'the top'} {problem}"
-                pending.append((f"{where}.{key}" if where else str(key), item, depth + 1))
-        elif isinstance(node, list):
-            pending.extend(
-                (f"{where}[{index}]", item, depth + 1) for index, item in enumerate(node)
-            )
+                    where = json_path(path) or "the top"
+                    return f"The key {str(key)!r} at {where} {problem}"
         elif isinstance(node, str):
             problem = text_problem(node)
             if problem:
-                return f"The text at {where or 'the top'} {problem}"
+                return f"The text at {json_path(path) or 'the top'} {problem}"
     return None
 
 

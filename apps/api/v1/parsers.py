@@ -8,7 +8,7 @@ from django.http.multipartparser import MultiPartParserError
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import BaseParser, DataAndFiles, JSONParser, MultiPartParser
 
-from apps.core.text import LONE_SURROGATE, LONE_SURROGATE_PROBLEM
+from apps.core.text import LONE_SURROGATE, LONE_SURROGATE_PROBLEM, json_nodes
 
 
 class _PlainNameParser(DjangoMultiPartParser):
@@ -89,9 +89,7 @@ def _refuse_lone_surrogates(data) -> None:
     in an error ("is not a valid choice") made the answer itself fail to render, a 500. Refused
     here for every field alike, as e.g. messages[0].role: The text contains a lone ...
     """
-    pending = [((), data)]  # a stack, not recursion: the body may nest a hundred levels
-    while pending:
-        path, node = pending.pop()
+    for path, node, _ in json_nodes(data):
         if isinstance(node, str):
             if LONE_SURROGATE.search(node):
                 _refuse(path, f"The text {LONE_SURROGATE_PROBLEM}.")
@@ -100,9 +98,6 @@ def _refuse_lone_surrogates(data) -> None:
                 if LONE_SURROGATE.search(key):
                     # repr() escapes the surrogate, so that the error itself can be rendered.
                     _refuse(path, f"The key {key!r} {LONE_SURROGATE_PROBLEM}.")
-            pending.extend(((*path, key), item) for key, item in reversed(node.items()))
-        elif isinstance(node, list):
-            pending.extend(((*path, index), node[index]) for index in reversed(range(len(node))))
 
 
 def _refuse(path: tuple, message: str):
