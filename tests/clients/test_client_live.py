@@ -42,6 +42,16 @@ def test_the_agent_loop_is_three_calls(mc):
     assert mc.contexts.get(context["context_id"])["system_prompt"] == context["system_prompt"]
 
 
+def test_resolving_a_chat_of_another_end_user_raises_conflict_with_the_threads_values(mc):
+    thread = mc.threads.resolve("telegram", "chat-3", resource_id="ann", title="Ann")
+
+    with pytest.raises(Conflict) as raised:
+        mc.threads.resolve("telegram", "chat-3", resource_id="bob")
+
+    assert raised.value.details == {"thread_id": thread["id"], "held": {"resource_id": "ann"}}
+    assert mc.threads.resolve("telegram", "chat-3", title="Ann")["id"] == thread["id"]
+
+
 def test_runs_entries_search_and_tools_go_through_the_client(mc):
     run = mc.runs.open("cli", "t-1", name="session")
     mc.messages.append(run["thread_id"], {"role": "user", "content": "the cobalt key is blue"})
