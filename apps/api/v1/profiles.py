@@ -9,7 +9,6 @@ from apps.api.v1.common import (
     ApiView,
     StrictSerializer,
     actor_name,
-    json_type_errors,
     principal,
 )
 from apps.core.text import text_problem
@@ -26,7 +25,8 @@ from apps.threads import selectors as thread_selectors
 
 
 class StoredTextField(serializers.CharField):
-    """Text kept exactly as sent: a number is not turned into text, NUL and lone surrogates fail."""
+    """Text kept exactly as sent (not trimmed); NUL and lone surrogates fail. Another JSON type
+    than a string never gets here: StrictSerializer refuses it (json_type_errors)."""
 
     default_error_messages = {"max_length": "At most {max_length} characters; condense it."}
 
@@ -36,9 +36,6 @@ class StoredTextField(serializers.CharField):
         super().__init__(**kwargs)
 
     def to_internal_value(self, data):
-        wrong = json_type_errors(self, data)
-        if wrong:
-            raise serializers.ValidationError(wrong)
         problem = text_problem(data)
         if problem:
             raise serializers.ValidationError(f"The text {problem}.")

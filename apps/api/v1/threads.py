@@ -2,14 +2,12 @@
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.fields import empty
 from rest_framework.response import Response
 
 from apps.api.v1.common import (
     PAGE_PARAMETERS,
     ApiView,
     JsonObjectField,
-    MetadataField,
     StrictSerializer,
     actor_name,
     paginate,
@@ -42,7 +40,7 @@ class ThreadListApi(ApiView):
         # Left out, title and metadata are not compared with an existing thread's (see
         # thread_resolve_or_create); a new thread gets "" and {}.
         title = serializers.CharField(max_length=300, required=False, allow_blank=True)
-        metadata = MetadataField(default=empty)
+        metadata = JsonObjectField(required=False)
 
         def validate(self, attrs):
             if attrs["channel"] and not attrs["external_id"]:
