@@ -343,7 +343,7 @@ FILE_UPLOAD_HANDLERS = [
 SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 50)  # per signal, before fusion
 # Full-text: each query term brings at most its newest this-many matches in the scope.
 SEARCH_LEXICAL_CANDIDATES = env_int("SEARCH_LEXICAL_CANDIDATES", 200)
-# PostgreSQL: how a term's matches are found (apps/search/lexical_postgres.py).
+# PostgreSQL: how a term's matches are found (apps/search/backends/postgres.py).
 SEARCH_LEXICAL_SAMPLE = env_int("SEARCH_LEXICAL_SAMPLE", 400)
 SEARCH_LEXICAL_WALK = env_int("SEARCH_LEXICAL_WALK", 15000)
 SEARCH_LEXICAL_SCAN = env_int("SEARCH_LEXICAL_SCAN", 2000)

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from apps.knowledge.services import knowledge_base_get_or_create
 from apps.search.backends import backend
+from apps.search.backends.common import matches_per_term
 from apps.search.models import SearchItem
 from apps.search.query import Term
 from apps.search.scope import Scope
@@ -138,6 +139,31 @@ def test_a_short_list_reads_as_many_of_each_terms_matches(db, strategy):
     assert {c.item_id for c in wide[:3]} == {row.id for row in rows[4:7]}
     # Three asked for: each term reads its 3 newest matches, not PER_TERM (10).
     assert {c.item_id for c in short} == {row.id for row in rows[-3:]}
+
+
+def test_the_words_of_a_query_share_the_candidates_asked_for(db, strategy, settings):
+    # Every text holds one of the words, in turn: each word's matches are a third of the thread.
+    settings.SEARCH_LEXICAL_CANDIDATES, settings.SEARCH_CANDIDATES = 100, 4
+    scope, rows = _thread_of("shared", [("alpha", "beta", "gamma")[n % 3] for n in range(60)])
+    newest = {word: [r.id for r in rows if r.content == word][-12:] for word in ("alpha", "beta")}
+
+    one = backend().lexical_candidates(scope, ["alpha"], limit=12)
+    two = backend().lexical_candidates(scope, ["alpha", "beta"], limit=12)
+
+    # One word brings as many of its newest matches as candidates are asked for, two words
+    # half as many each.
+    assert sorted(c.item_id for c in one) == newest["alpha"]
+    assert sorted(c.item_id for c in two) == sorted(newest["alpha"][-6:] + newest["beta"][-6:])
+
+
+def test_no_word_brings_fewer_than_search_candidates(settings):
+    settings.SEARCH_LEXICAL_CANDIDATES, settings.SEARCH_CANDIDATES = 200, 50
+
+    assert matches_per_term(120, 1) == 120
+    assert matches_per_term(120, 2) == 60
+    assert matches_per_term(120, 3) == 50  # not 40
+    assert matches_per_term(30, 3) == 30  # fewer asked for than SEARCH_CANDIDATES
+    assert matches_per_term(400, 1) == 200  # at most SEARCH_LEXICAL_CANDIDATES
 
 
 def test_a_term_missing_from_the_scope_finds_nothing(world, strategy):

@@ -89,17 +89,26 @@ def epoch_seconds(column: str) -> str:
     return f"(julianday({column}) - 2440587.5) * 86400.0"
 
 
-def matches_per_term(limit: int) -> int:
+def matches_per_term(limit: int, terms: int = 1) -> int:
     """Return how many of each query word's newest matches a search reads for limit candidates.
 
-    As many as the candidates asked for, at most SEARCH_LEXICAL_CANDIDATES. In a scope too large
-    to read whole, a common word's newest matches are found by walking the scope newest first,
-    at a cost linear in their number: knowledge's 100,000 chunks took 13-23 ms for two common
-    words at 200 each (bench/context.py, PostgreSQL), where a context asks for 50 candidates.
-    On the multi-session set (bench/retrieval.py), 50 matches per word instead of 200 moved
-    recall@10 by one question of 166 or less either way, on both backends.
+    The candidates asked for are shared among the words (a word's matches may hold the
+    others' too), but no word brings fewer than SEARCH_CANDIDATES (or limit, when fewer are
+    asked for) nor more than SEARCH_LEXICAL_CANDIDATES. So a one-word query reads as many
+    matches as it asks for candidates, and three words read about as many rows as one.
+
+    In a scope too large to read whole, a common word's newest matches are found by walking
+    the scope newest first, at a cost linear in their number: knowledge's 100,000 chunks took
+    13-23 ms for two common words at 200 each (bench/context.py, PostgreSQL), where a context
+    asks for 50 candidates. On the multi-session set (bench/retrieval.py), 50 matches per word
+    instead of 200 moved recall@10 by one question of 166 or less either way, on both
+    backends. A context's recall asks for 120 candidates: three words now read 50 matches each
+    instead of 120, and the evidence the context carried (bench/context_recall.py, SQLite, the
+    set and its long threads, at 2k / 4k / 8k tokens) moved by one point at most.
     """
-    return max(1, min(settings.SEARCH_LEXICAL_CANDIDATES, limit))
+    floor = min(limit, settings.SEARCH_CANDIDATES)
+    share = -(-limit // max(terms, 1))  # rounded up
+    return max(1, min(settings.SEARCH_LEXICAL_CANDIDATES, max(share, floor)))
 
 
 # How many rows a scope has, or how often a word occurs, only chooses between ways of reading

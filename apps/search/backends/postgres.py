@@ -57,7 +57,7 @@ def lexical_candidates(scope: Scope, terms: list[Term | str], limit: int) -> lis
     """Return up to limit candidates matching any of the terms, best first."""
     if not terms:
         return []
-    matches = newest_matches(scope, terms, matches_per_term(limit))
+    matches = newest_matches(scope, terms, matches_per_term(limit, len(terms)))
     created = {match.item_id: match.created for match in matches}
     return [
         Candidate(item_id, score, created[item_id])

@@ -105,7 +105,7 @@ def _newest_and_scored(where, params, terms, limit) -> list[Candidate]:
     for the same 200 rows unscored). bm25_scores() takes the scope's own figures instead.
     """
     created: dict[int, float] = {}
-    per_term_limit = matches_per_term(limit)
+    per_term_limit = matches_per_term(limit, len(terms))
     with connection.cursor() as cursor:
         # Two ordered LIMIT 1 probes walk an index from each end; MIN()/MAX() together read
         # every row of the scope.
