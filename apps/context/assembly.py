@@ -15,6 +15,7 @@ from django.utils import timezone
 from apps.context.budget import FLOW_ORDER, Budget, budget_flow, budget_plan
 from apps.context.history import observations_choose, seq_ranges
 from apps.context.left_out import left_out_pieces
+from apps.context.recent import newest_turn, recent_within
 from apps.context.render import Piece, block_overhead, block_tokens, chat_message_tokens
 from apps.context.snapshots import (
     hit_piece,
@@ -262,7 +263,7 @@ def _fit(candidates: Candidates, config, query: str, max_tokens: int, history: s
     needs = {name: _size(name, pieces) for name, pieces in blocks.items()}
     unique = {piece.seq: piece for stretch in candidates.recall for piece in stretch.pieces}
     needs["recall"] = _size("recall", list(unique.values()))  # stretches may overlap
-    newest = blocks["recent"][-1:]
+    newest = newest_turn(blocks["recent"])
     planned = budget_plan(
         config=config,
         max_tokens=max_tokens,
@@ -275,7 +276,7 @@ def _fit(candidates: Candidates, config, query: str, max_tokens: int, history: s
 
     def fit(name: str, grant: int) -> None:
         if name == "recent":
-            kept[name] = _newest(blocks[name], grant)
+            kept[name] = recent_within(blocks[name], grant)
         elif name == "observations":
             kept[name] = observations_choose(
                 blocks[name], grant=grant, overhead=block_overhead(name), terms=terms
@@ -316,15 +317,6 @@ def _size(name: str, pieces: list[Piece]) -> int:
     if name == "recent":
         return sum(chat_message_tokens(piece) for piece in pieces)
     return block_overhead(name) + sum(piece.tokens for piece in pieces)
-
-
-def _newest(pieces: list[Piece], grant: int) -> list[Piece]:
-    """The newest messages that fit grant, in order: the recent window has no gaps."""
-    total, start = 0, len(pieces)
-    while start > 0 and total + pieces[start - 1].tokens <= grant:
-        start -= 1
-        total += pieces[start].tokens
-    return pieces[start:]
 
 
 def _best(name: str, pieces: list[Piece], grant: int) -> list[Piece]:

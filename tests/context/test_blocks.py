@@ -1,5 +1,6 @@
 """What each block holds, the settings that shape it, and that stored text stays in its block."""
 
+import json
 import re
 
 import pytest
@@ -232,3 +233,54 @@ def test_a_recalled_match_is_counted_as_left_out_only_when_shown_nowhere(alice, 
     assert warning.startswith(f"{len(nowhere)} of 20 recalled match(es) left out")
     manifest = ContextSnapshot.objects.get(pk=answer["context_id"]).manifest
     assert sorted(manifest["left_out"]["recall"]["seq"]) == sorted(nowhere)
+
+
+def _tool_exchange(call_id: str, result: str, *, big: bool = False) -> list[dict]:
+    note = " ".join(f"line {n} of the order's history" for n in range(20)) if big else ""
+    arguments = json.dumps({"order": "ORD-1", "note": note})
+    return [
+        {
+            "role": "assistant",
+            "kind": "tool_call",
+            "name": "lookup_order",
+            "content": "",
+            "payload": {"id": call_id, "arguments": arguments},
+        },
+        {
+            "role": "tool",
+            "kind": "tool_result",
+            "name": "lookup_order",
+            "content": result,
+            "payload": {"tool_call_id": call_id},
+        },
+    ]
+
+
+def _ready_for_a_chat_call(messages: list[dict]) -> bool:
+    """Whether every tool result follows the call it answers (as a chat completion wants)."""
+    calls = set()
+    for message in messages:
+        if message["kind"] == "tool_call":
+            calls.add(message["payload"]["id"])
+        if message["kind"] == "tool_result" and message["payload"]["tool_call_id"] not in calls:
+            return False
+    return True
+
+
+def test_the_recent_messages_never_start_with_a_result_whose_call_was_cut(alice, configure):
+    configure(alice, semantic_recall_enabled=False)
+    thread = alice.new_thread()["id"]
+    talk(alice, thread, "where is my order?")
+    # A long call: when the budget holds its result and what follows, not the call itself.
+    alice.append(thread, *_tool_exchange("call_1", "shipped on Monday", big=True))
+    talk(alice, thread, "It shipped on Monday.", "thanks")
+    assert _ready_for_a_chat_call(context(alice, thread, max_tokens=4_000)["messages"])
+
+    # Some budget between these holds what follows the call but not the call itself.
+    cut = []
+    for max_tokens in range(200, 1000, 25):
+        messages = context(alice, thread, max_tokens=max_tokens)["messages"]
+        assert _ready_for_a_chat_call(messages), (max_tokens, messages)
+        kinds = [m["kind"] for m in messages]
+        cut += [max_tokens] if "tool_call" not in kinds and len(kinds) >= 2 else []
+    assert cut
