@@ -58,14 +58,19 @@ def query_window(
         if newest is not None:
             latest = max(latest, datetime.fromtimestamp(newest, UTC))
         anchor = latest.date()
-    days = phrase.window(anchor)
-    if days is None:
+    try:
+        days = phrase.window(anchor)
+        if days is None:
+            return None
+        return Window(
+            start=_day_start(days[0]),
+            end=_day_start(days[1] + timedelta(days=1)),
+            shown=[days[0].isoformat(), days[1].isoformat()],
+        )
+    except (OverflowError, ValueError):
+        # A period placed against a message dated at the calendar's edge (year 1 or 9999)
+        # runs off it: the query has no window, as one whose period cannot be placed.
         return None
-    return Window(
-        start=_day_start(days[0]),
-        end=_day_start(days[1] + timedelta(days=1)),
-        shown=[days[0].isoformat(), days[1].isoformat()],
-    )
 
 
 def boost_in_window(

@@ -47,6 +47,10 @@ FORGED = [
     pytest.param(b64("o=1&o=2"), id="part-twice"),
     pytest.param(b64("r=5"), id="reverse-flag-not-1"),
     pytest.param(b64("o=1&&r=1"), id="empty-part"),
+    # Lists ordered by a time: a position before year 1 or after 9999 in UTC, or without a zone.
+    pytest.param(b64("p=0001-01-01T00:00:00+01:00"), id="time-before-the-calendar-in-utc"),
+    pytest.param(b64("p=9999-12-31T23:59:59.999999-01:00"), id="time-after-the-calendar-in-utc"),
+    pytest.param(b64("p=2026-01-01T00:00:00"), id="time-without-a-zone"),
 ]
 
 

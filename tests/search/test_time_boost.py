@@ -70,3 +70,24 @@ def test_a_period_costs_one_read_of_the_newest_message(alice, refunds):
 
     # The same words; the period adds one read: the day of the thread's newest message.
     assert len(dated.captured_queries) == len(plain.captured_queries) + 1
+
+
+@pytest.mark.parametrize(
+    ("said_at", "query"),
+    [
+        ("9999-12-31T00:00:00Z", "zanzibar this week"),
+        ("9999-12-31T00:00:00Z", "zanzibar today"),
+        ("0001-01-01T00:00:00Z", "zanzibar last week"),
+        ("0001-01-01T00:00:00Z", "zanzibar 3 days ago"),
+    ],
+)
+def test_a_period_off_the_calendar_is_no_window(alice, said_at, query):
+    # A message dated at the calendar's edge: the period placed against it runs off the
+    # calendar, so the query has no window, and the message is still found by its words.
+    thread = alice.new_thread()
+    alice.append(thread["id"], {"role": "user", "content": "zanzibar", "created_at": said_at})
+
+    for body in ({"thread_id": thread["id"]}, {}):
+        hits = _search(alice, query, **body)
+        assert [hit["content"] for hit in hits] == ["zanzibar"]
+        assert "time" not in hits[0]["signals"]

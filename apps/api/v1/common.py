@@ -1,6 +1,7 @@
 """Shared pieces of the v1 API: strict serializers, cursor pagination, the agent of a request."""
 
 import base64
+from datetime import UTC, datetime
 from urllib.parse import parse_qs
 
 from django.conf import settings
@@ -289,8 +290,15 @@ class IdCursorPagination(CursorPagination):
         if cursor.position is not None:
             field = self.model._meta.get_field(self.ordering[0].lstrip("-"))
             try:
-                field.run_validators(field.to_python(cursor.position))
-            except DjangoValidationError:
+                position = field.to_python(cursor.position)
+                field.run_validators(position)
+                if isinstance(position, datetime):
+                    # Issued positions are aware; one at the calendar's edge cannot be
+                    # compared in UTC (an OverflowError in the query, a 500).
+                    if position.tzinfo is None:
+                        raise DjangoValidationError("a position without its time zone")
+                    position.astimezone(UTC)
+            except (DjangoValidationError, OverflowError):
                 raise exceptions.NotFound(self.invalid_cursor_message) from None
         return cursor
 
