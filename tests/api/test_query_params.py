@@ -147,6 +147,33 @@ def test_every_get_takes_the_query_parameters_it_documents(every_get):
         assert "Unknown query parameter" not in response.content.decode(), (url, params)
 
 
+def test_every_get_refuses_a_query_parameter_sent_twice_naming_it(every_get):
+    gets, client = every_get
+    sent = 0
+    for url, documented in gets:
+        for name, schema in documented.items():
+            value = _example(schema)
+            response = client.get(f"{url}?{name}={value}&{name}={value}")
+
+            assert response.status_code == 400, (url, name, response.content)
+            assert response.json()["error"]["details"] == {name: ["Sent 2 times; send it once."]}
+            sent += 1
+    assert sent >= 30
+
+
+def test_a_json_key_sent_twice_in_one_object_is_refused_naming_it(alice, thread):
+    for path, body in [
+        ("/api/v1/search", '{"query": "invoice", "top_k": 1, "top_k": 50}'),
+        (f"/api/v1/threads/{thread}/messages", '{"messages": [{"role": "user", "role": "x"}]}'),
+    ]:
+        response = alice.client.generic("POST", path, body, content_type="application/json")
+
+        assert response.status_code == 400, response.content
+        assert "appears 2 times in one object; send it once" in response.json()["error"]["message"]
+    # Nothing was stored.
+    assert alice.get(f"/api/v1/threads/{thread}/messages").json()["results"] == []
+
+
 def test_a_misspelt_filter_is_refused_not_ignored(alice, thread):
     alice.new_thread(channel="web", external_id="2")
 

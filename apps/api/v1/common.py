@@ -35,8 +35,21 @@ class ApiView(APIView):
         super().initial(request, *args, **kwargs)  # the key and its rights come first
         if request.method in ("GET", "HEAD"):
             _refuse_unknown_query_parameters(request, [p.name for p in self.query_parameters])
+            _refuse_repeated_query_parameters(request)
         elif request.method != "OPTIONS":
             _refuse_unknown_query_parameters(request, [])
+
+
+def _refuse_repeated_query_parameters(request) -> None:
+    """Every query parameter takes one value, and reading one keeps the last: ?limit=1&limit=2
+    answered pages of 2 without a word. Refused, as a form's repeated field is."""
+    repeated = {
+        name: [f"Sent {len(values)} times; send it once."]
+        for name, values in request.query_params.lists()
+        if len(values) > 1
+    }
+    if repeated:
+        raise exceptions.ValidationError(repeated)
 
 
 def _refuse_unknown_query_parameters(request, taken: list[str]) -> None:
