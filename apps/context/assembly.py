@@ -149,10 +149,12 @@ def _candidates(agent, thread, query: str, config, history: str, max_tokens: int
     )
     blocks["recent"] = [message_piece(message) for message in recent]
     found.unread_messages = thread.last_seq - after - len(recent)
-    # Recall looks before the recent window; what the budget keeps of older unobserved
-    # messages in the recent block is taken out of recall when the blocks are fitted.
-    window_start = max(1, thread.last_seq - window + 1)
-    searched = _searched_blocks(query, config, window_start)
+    # Recall looks before what the recent block shows at its planned share: a message the
+    # budget keeps out of the recent block, even one of the recent window, is recall's to find.
+    # (The recent block may grow back over it with tokens the other blocks leave; what it then
+    # shows is taken out of recall when the blocks are fitted.)
+    recall_before = _recent_start(blocks["recent"], config, max_tokens, history, thread.last_seq)
+    searched = _searched_blocks(query, config, recall_before)
     if not searched:  # nor is the query embedded
         return found
     hits = retrieve_for_context(
@@ -188,15 +190,27 @@ def _candidates(agent, thread, query: str, config, history: str, max_tokens: int
         if block in searched:
             blocks[block] = [hit_piece(hit) for hit in hits.blocks[block]]
     if "recall" in searched:
-        found.recall = _recall(hits, config, window_start)
+        found.recall = _recall(hits, config, recall_before)
     return found
 
 
-def _searched_blocks(query: str, config, window_start: int) -> list[str]:
+def _recent_start(recent: list[Piece], config, max_tokens: int, history: str, last_seq: int):
+    """The first seq the recent block shows at its planned share (last_seq + 1 if none)."""
+    planned = budget_plan(
+        config=config,
+        max_tokens=max_tokens,
+        history=history,
+        least={"recent": _size("recent", newest_turn(recent))},
+    )
+    shown = recent_within(recent, planned["recent"])
+    return shown[0].seq if shown else last_seq + 1
+
+
+def _searched_blocks(query: str, config, recall_before: int) -> list[str]:
     """The blocks this context searches for, by the settings: those that can hold something.
 
-    Recall looks only before the recent window: when the window holds the whole thread there is
-    nothing to recall.
+    Recall looks only before what the recent block shows: when that is the whole thread there
+    is nothing to recall.
     """
     if not query:
         return []
@@ -206,13 +220,13 @@ def _searched_blocks(query: str, config, window_start: int) -> list[str]:
         "notes": config["notes_top_k"],
         "recall": config["semantic_recall_enabled"]
         and config["semantic_recall_top_k"]
-        and window_start > 1,
+        and recall_before > 1,
     }
     return [name for name, on in wanted.items() if on]
 
 
-def _recall(found: ContextHits, config, window_start: int) -> list[Stretch]:
-    """Past messages of the thread before the recent window that match the query, best first,
+def _recall(found: ContextHits, config, recall_before: int) -> list[Stretch]:
+    """Past messages of the thread before recall_before that match the query, best first,
     each with the messages around it (semantic_recall_range_before/after).
 
     Stretches may overlap; the fitting shows each message once. Hits are asked for beyond
@@ -225,7 +239,7 @@ def _recall(found: ContextHits, config, window_start: int) -> list[Stretch]:
     top_k = config["semantic_recall_top_k"]
     before = config["semantic_recall_range_before"]
     after = config["semantic_recall_range_after"]
-    hits = [hit for hit in found.recall if hit.seq < window_start][:top_k]
+    hits = [hit for hit in found.recall if hit.seq < recall_before][:top_k]
     read = {
         message.seq: message
         for hit in found.recall
@@ -247,7 +261,7 @@ def _recall(found: ContextHits, config, window_start: int) -> list[Stretch]:
                 token_count=message.token_count,
             )
             for seq in range(hit.seq - before, hit.seq + after + 1)
-            if (message := read.get(seq)) is not None and seq < window_start
+            if (message := read.get(seq)) is not None and seq < recall_before
         ]
         stretches.append(Stretch(hit=next(p for p in pieces if p.seq == hit.seq), pieces=pieces))
     return stretches

@@ -230,7 +230,8 @@ def test_a_recalled_match_is_counted_as_left_out_only_when_shown_nowhere(alice, 
     nowhere = matches - in_recent - in_recall
     assert in_recent and in_recall and nowhere
     [warning] = [w["message"] for w in answer["warnings"] if w["block"] == "recall"]
-    assert warning.startswith(f"{len(nowhere)} of 20 recalled match(es) left out")
+    # The matches the recent block shows at its share are no recall candidates at all.
+    assert warning.startswith(f"{len(nowhere)} of {20 - len(in_recent)} recalled match(es)")
     manifest = ContextSnapshot.objects.get(pk=answer["context_id"]).manifest
     assert sorted(manifest["left_out"]["recall"]["seq"]) == sorted(nowhere)
 

@@ -76,6 +76,22 @@ def test_recall_finds_an_old_answer_when_observations_exceed_the_budget(alice, c
     assert not any("not searched" in w["message"] for w in given["warnings"])
 
 
+def test_recall_finds_a_message_of_the_recent_window_the_budget_does_not_show(alice):
+    # 56 messages, the answer 17 from the end: inside the recent window (20), but a small
+    # budget shows fewer recent messages than that, so only recall can bring it.
+    thread = alice.new_thread()["id"]
+    chat = [f"Small talk number {n} about the weather and the weekend plans." for n in range(56)]
+    chat[39] = "Your card payment was declined by the issuer with code 05."
+    talk(alice, thread, *chat)
+
+    given = context(alice, thread, query="why was my card payment declined?", max_tokens=500)
+
+    shown = given["system_prompt"] + "".join(m["content"] for m in given["messages"])
+    assert 40 not in {m["seq"] for m in given["messages"]}
+    assert "declined by the issuer with code 05" in shown
+    assert 40 in {item["seq"] for item in block(given, "recall")["items"]}
+
+
 def test_each_block_stays_within_what_it_was_granted(alice, remember, configure):
     for n in range(20):
         remember(alice, f"the gate code story number {n} " + "detail " * 30)
