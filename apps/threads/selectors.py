@@ -39,6 +39,11 @@ def thread_exists(*, thread_id: uuid.UUID) -> bool:
     return Thread.objects.filter(pk=thread_id).exists()
 
 
+def run_exists(*, run_id: uuid.UUID) -> bool:
+    """Say whether the run is still there (its thread may have been deleted meanwhile)."""
+    return Run.objects.filter(pk=run_id).exists()
+
+
 def run_get(*, agent: Agent, run_id: uuid.UUID) -> Run:
     run = Run.objects.select_related("thread").filter(thread__agent=agent, pk=run_id).first()
     if run is None:

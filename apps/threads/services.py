@@ -129,17 +129,27 @@ def thread_update(*, thread: Thread, title: str | None = None, metadata: dict | 
 
 
 def thread_delete(*, thread: Thread, actor: str) -> None:
-    audit_record(
-        actor=actor,
-        action="thread.delete",
-        object_type="thread",
-        object_id=thread.id,
-        project_id=thread.agent.project_id,
-        summary=thread.title or str(thread.id),
-        before={"messages": thread.message_count},
-        subject=audit_subject(thread.agent_id, thread.resource_id),
-    )
-    thread.delete()
+    """Delete the thread with everything it holds; NotFound if a concurrent request did first.
+
+    The thread row is locked (PostgreSQL: FOR UPDATE; SQLite: the IMMEDIATE transaction) before
+    its rows are collected, so a message appended meanwhile waits and then finds no thread:
+    collected outside the transaction, such a message was left out of the delete, whose commit
+    then failed on it (a 500, and the thread stayed).
+    """
+    with transaction.atomic():
+        if not Thread.objects.select_for_update().filter(pk=thread.pk).exists():
+            raise NotFound("No such thread.")
+        audit_record(
+            actor=actor,
+            action="thread.delete",
+            object_type="thread",
+            object_id=thread.id,
+            project_id=thread.agent.project_id,
+            summary=thread.title or str(thread.id),
+            before={"messages": thread.message_count},
+            subject=audit_subject(thread.agent_id, thread.resource_id),
+        )
+        thread.delete()
 
 
 def thread_append_messages(

@@ -5,8 +5,9 @@ from datetime import UTC, datetime
 from urllib.parse import parse_qs
 
 from django.conf import settings
+from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import models
+from django.db import IntegrityError, models
 from django.http import QueryDict
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import OpenApiParameter
@@ -17,6 +18,7 @@ from rest_framework.views import APIView
 
 from apps.core.text import JSON_MAX_DEPTH, json_nodes, json_path, text_problem
 from apps.tenancy.auth import AgentPrincipal
+from apps.threads.selectors import run_exists, thread_exists
 
 
 # The API's view: one whose GET refuses query parameters it does not take, naming them. A view
@@ -31,6 +33,18 @@ class ApiView(APIView):
     # parameter sent to them (POST /search?top_k=5) would be ignored: refused instead.
     query_parameters: list[OpenApiParameter] = []
 
+    def handle_exception(self, exc):
+        # A write whose thread (or run) was deleted while it ran fails on the row it refers to:
+        # a foreign key at the commit, or a row its service reads again. That is the object
+        # gone, a 404 as for any object not there, not a server failure.
+        if isinstance(exc, IntegrityError | ObjectDoesNotExist):
+            gone = _gone(self.kwargs)
+            if gone:
+                exc = exceptions.NotFound(
+                    f"No such {gone}: it was deleted while this request ran; nothing was stored."
+                )
+        return super().handle_exception(exc)
+
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # the key and its rights come first
         if request.method in ("GET", "HEAD"):
@@ -38,6 +52,15 @@ class ApiView(APIView):
             _refuse_repeated_query_parameters(request)
         elif request.method != "OPTIONS":
             _refuse_unknown_query_parameters(request, [])
+
+
+def _gone(kwargs: dict) -> str:
+    """Name the object of the request's path that no longer exists ("" when all are there)."""
+    if "thread_id" in kwargs and not thread_exists(thread_id=kwargs["thread_id"]):
+        return "thread"
+    if "run_id" in kwargs and not run_exists(run_id=kwargs["run_id"]):
+        return "run"
+    return ""
 
 
 def _refuse_repeated_query_parameters(request) -> None:
