@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from apps.core.text import text_problem
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -43,6 +45,8 @@ class Setting:
         if self.type is str:
             if not isinstance(value, str):
                 raise ValueError("must be a string")
+            if (problem := text_problem(value)) is not None:
+                raise ValueError(problem)
             if len(value) > 200:
                 raise ValueError("must be at most 200 characters")
             if self.choices is not None and value.strip() not in self.choices:

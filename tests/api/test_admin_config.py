@@ -92,7 +92,28 @@ def test_a_stale_version_is_a_409_and_changes_nothing(alice, admin):
         (
             {"level": "project", "version": 0, "values": {"recent_window": "five"}},
             "values.recent_window",
-            "must be a whole number",
+            "got a string",
+        ),
+        # A JSON value of another type is refused, not read as the setting's type.
+        (
+            {"level": "project", "version": 0, "values": {"recent_window": "20"}},
+            "values.recent_window",
+            "Expected an integer, got a string",
+        ),
+        (
+            {"level": "project", "version": 0, "values": {"recent_window": 20.0}},
+            "values.recent_window",
+            "Expected an integer, got a number",
+        ),
+        (
+            {"level": "project", "version": 0, "values": {"semantic_recall_enabled": "true"}},
+            "values.semantic_recall_enabled",
+            "got a string",
+        ),
+        (
+            {"level": "project", "version": 0, "values": {"embedder_model": "\u0000"}},
+            "values.embedder_model",
+            "NUL character",
         ),
         (
             {"level": "project", "version": 0, "values": {"recent_window": 2000}},

@@ -24,10 +24,12 @@ from apps.api.v1.common import (
     PAGE_PARAMETERS,
     ApiView,
     StrictSerializer,
+    json_type_errors,
     paginate,
     paginated,
 )
 from apps.core.errors import ApplicationError, Conflict
+from apps.memconfig.schema import BY_KEY
 from apps.memconfig.selectors import config_level_get, config_level_versions
 from apps.memconfig.services import config_rollback, config_update
 from apps.tenancy.auth import IsAgent
@@ -110,6 +112,7 @@ class ConfigApi(config.ConfigApi):
     def patch(self, request):
         data = self.ConfigChangeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        _refuse_other_json_types(data.validated_data["values"])
         level = level_of(request, data.validated_data)
         try:
             config_update(
@@ -192,3 +195,24 @@ class ConfigRollbackApi(ApiView):
         if row is not None:
             config_rollback(config=row, to_version=to_version, changed_by=admin_actor(request))
         return Response(ConfigLevelSerializer(_level_body(level)).data)
+
+
+# The JSON type each kind of setting takes: the API takes a value as it is, where the console's
+# form and the command line send text ("20", "yes") that the settings read as their types.
+_FIELD_OF_TYPE = {
+    bool: serializers.BooleanField(),
+    int: serializers.IntegerField(),
+    float: serializers.FloatField(),
+    str: serializers.CharField(),
+}
+
+
+def _refuse_other_json_types(values: dict) -> None:
+    wrong = {
+        key: errors
+        for key, value in values.items()
+        if (setting := BY_KEY.get(key)) is not None
+        and (errors := json_type_errors(_FIELD_OF_TYPE[setting.type], value))
+    }
+    if wrong:
+        raise serializers.ValidationError({"values": wrong})
