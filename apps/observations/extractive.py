@@ -58,6 +58,9 @@ _DATE = (
     rf"|\b\d{{1,2}}\s+{_MONTH}\s+\d{{4}}\b|\b{_MONTH}\s+\d{{1,2}}(?:,?\s+\d{{4}})?\b"
     r"|\b\d{1,2}:\d{2}(?::\d{2})?\b"
 )
+# Dates and times, which identifiers_in() passes over whole: read as numbers, "2026-03-05" was
+# quoted as 2026, 03, 05.
+_DATE_OR_TIME = re.compile(_DATE)
 _PATH = r"(?:~|\.{1,2})?/[\w.@~-]+(?:/[\w.@~-]+)*/?|\b[A-Za-z]:\\[^\s\"',]+"
 _ANY_NUMBER = r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])\d+(?:\.\d+)+"
 # What a cut never splits: identifiers, dates and times, paths, numbers with separators.
@@ -103,12 +106,13 @@ class Step:
 
 
 def identifiers_in(text: str) -> set[str]:
-    """Return the ids, URLs, file names and numbers (two digits or more) that text names.
+    """Return the ids, URLs, file names and numbers (two digits or more) that text names,
+    each whole; the digits of a date or a time are none of them.
 
     The seq references digest lines start with, and the session dates after them, are this
     module's own, not identifiers.
     """
-    text = _SEQ_REF.sub("", undated(text))
+    text = _DATE_OR_TIME.sub(" ", _SEQ_REF.sub("", undated(text)))
     return {match.group(0).rstrip(".,;:") for match in IDENTIFIER.finditer(text)}
 
 

@@ -69,6 +69,23 @@ def test_a_tool_call_becomes_its_name_an_argument_digest_and_its_outcome(alice):
     )
 
 
+def test_a_results_dates_and_times_are_not_split_into_numbers(alice):
+    result = {"tracking": "JD014600006281234567", "eta": "2026-03-05", "slot": "14:30"}
+    messages = _stored(
+        alice,
+        [
+            {"role": "assistant", "kind": "tool_call", "name": "lookup_order"},
+            {"role": "tool", "kind": "tool_result", "name": "lookup_order", "payload": result},
+        ],
+    )
+
+    line = extractive.undated(extractive.messages_digest(messages))
+
+    # A result's dates are its bulk (timestamps, mostly): passed over whole, not quoted as the
+    # numbers 2026, 03, 05, 14 and 30.
+    assert line == "[#1–2] lookup_order() → ok; JD014600006281234567"
+
+
 def test_a_successful_result_that_mentions_errors_is_not_an_error(alice):
     messages = _stored(
         alice,
@@ -90,7 +107,10 @@ def test_a_reflection_falls_back_to_its_sources_with_repeats_merged():
 
 
 def test_identifiers_are_ids_urls_file_names_and_numbers_not_seq_references():
-    text = "[#12–13] Built wf-123 from deploy.yaml, see https://ci.example.com/r/9 (HTTP 429) ×3"
+    text = (
+        "[#12–13] Built wf-123 from deploy.yaml, see https://ci.example.com/r/9 (HTTP 429) ×3"
+        " due 2026-03-05"
+    )
 
     assert extractive.identifiers_in(text) == {
         "wf-123",
