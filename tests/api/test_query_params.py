@@ -135,6 +135,30 @@ def test_every_other_method_refuses_any_query_parameter_before_doing_anything(al
     assert alice.get(f"/api/v1/threads/{objects['thread_id']}").status_code == 200
 
 
+def test_every_operation_without_a_body_refuses_one_before_doing_anything(alice):
+    admin = admin_of(alice)
+    webhook = {"name": "NOTIFY", "url": "https://93.184.216.34/r"}
+    objects = {
+        **victim_objects(alice),
+        "webhook_id": admin.post("/api/v1/webhooks", webhook, format="json").json()["id"],
+    }
+    sent = []
+    for method, path, operation in operations(api_schema()):
+        if method in ("get", "head", "options") or "requestBody" in operation:
+            continue
+        url = fill_path(path, objects)
+        response = admin.generic(method.upper(), url, '{"version": 99}', "application/json")
+
+        assert response.status_code == 400, (method, url, response.content)
+        assert response.json()["error"]["details"] == {
+            "body": ["This operation takes no body: send the request without one."]
+        }, (method, url)
+        sent.append(f"{method} {path}")
+    assert len(sent) >= 9, sent
+    # Nothing was done: every object is still there.
+    assert alice.get(f"/api/v1/threads/{objects['thread_id']}").status_code == 200
+
+
 def test_every_get_takes_the_query_parameters_it_documents(every_get):
     gets, client = every_get
 

@@ -154,6 +154,8 @@ class WebhookSecretApi(ApiView):
 
 
 class WebhookSecretRotateApi(ApiView):
+    bodyless_methods = frozenset({"POST"})
+
     permission_classes = ADMIN_PERMISSIONS
 
     @extend_schema(

@@ -32,6 +32,9 @@ class ApiView(APIView):
     # What a GET takes; the other methods take their input from the body alone, and a query
     # parameter sent to them (POST /search?top_k=5) would be ignored: refused instead.
     query_parameters: list[OpenApiParameter] = []
+    # The methods whose operations take no body: one sent to them ({"version": 99} to a
+    # DELETE, expecting a check) would be ignored, so it is refused.
+    bodyless_methods: frozenset[str] = frozenset({"DELETE"})
 
     def handle_exception(self, exc):
         # A write whose thread (or run) was deleted while it ran fails on the row it refers to:
@@ -52,6 +55,15 @@ class ApiView(APIView):
             _refuse_repeated_query_parameters(request)
         elif request.method != "OPTIONS":
             _refuse_unknown_query_parameters(request, [])
+            if request.method in self.bodyless_methods and _has_body(request):
+                raise exceptions.ValidationError(
+                    {"body": ["This operation takes no body: send the request without one."]}
+                )
+
+
+def _has_body(request) -> bool:
+    length = request.META.get("CONTENT_LENGTH") or "0"
+    return (length.isdigit() and int(length) > 0) or "HTTP_TRANSFER_ENCODING" in request.META
 
 
 def _gone(kwargs: dict) -> str:

@@ -193,6 +193,8 @@ class DocumentDetailApi(ApiView):
 
 
 class DocumentReindexApi(ApiView):
+    bodyless_methods = frozenset({"POST"})
+
     @extend_schema(
         operation_id="documents_reindex",
         request=None,
