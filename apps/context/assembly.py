@@ -304,10 +304,14 @@ def _fit(candidates: Candidates, config, query: str, max_tokens: int, history: s
     # Recent first and observations next: recall leaves out what they already show.
     for name in ("recent", "observations", *RANKED_BLOCKS, "recall"):
         fit(name, budget.granted[name])
-    # A block that shows all it has passes on what it did not use; the blocks that have more
-    # to show take it in FLOW_ORDER. So Σ granted never exceeds max_tokens.
+    # A block passes on what it did not use, whether it shows all it has or its next piece is
+    # larger than what is left of its grant (an observation of 300 tokens in a grant of 100
+    # showed nothing, and the 100 went unused while other blocks were cut); the blocks that
+    # have more to show take it in FLOW_ORDER. Recall keeps its own share unless it shows all
+    # it has: no other block takes it while there is a query. So Σ granted never exceeds
+    # max_tokens.
     for name in FLOW_ORDER:
-        if budget.used[name] >= needs[name]:
+        if budget.used[name] >= needs[name] or name != "recall":
             budget.granted[name] = budget.used[name]
     spare = max_tokens - sum(budget.granted.values())
     for name in FLOW_ORDER:

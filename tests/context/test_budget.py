@@ -103,11 +103,27 @@ def test_each_block_stays_within_what_it_was_granted(alice, remember, configure)
     assert sum(b["granted_tokens"] for b in given["blocks"]) <= 3000
     for answered in given["blocks"]:
         assert answered["tokens"] <= answered["granted_tokens"], answered["name"]
-    # Memory wants more than its share and nothing flows to it before recall and the
-    # recent window are served: it keeps its share.
+    # Memory wants more than its share: it keeps its share, and takes what the blocks before
+    # it in the flow left.
     memory = block(given, "memory")
-    assert memory["granted_tokens"] == memory["planned_tokens"] > 0
+    assert memory["granted_tokens"] >= memory["planned_tokens"] > 0
     assert memory["items"] and "memory" in {w["block"] for w in given["warnings"]}
+
+
+def test_a_share_too_small_for_its_first_piece_flows_on(alice, remember, configure):
+    # One entry larger than memory's share: the block shows nothing, and its share goes to
+    # the recent messages, which the budget cuts, instead of going unused.
+    configure(alice, semantic_recall_enabled=False)
+    remember(alice, "the lighthouse keeper's log " + "detail " * 120)
+    thread = alice.new_thread(resource_id="ann")["id"]
+    talk(alice, thread, *[f"the lighthouse keeper, line {n} " + "x " * 20 for n in range(40)])
+
+    given = context(alice, thread, query="lighthouse keeper log", max_tokens=800)
+
+    memory, shares = block(given, "memory"), {b["name"]: b for b in given["blocks"]}
+    assert memory["planned_tokens"] > 0 and memory["items"] == [] and memory["granted_tokens"] == 0
+    assert shares["recent"]["granted_tokens"] > shares["recent"]["planned_tokens"]
+    assert given["tokens"] > 800 - 40  # all but less than one more message's worth is used
 
 
 def test_an_unused_share_flows_on_to_recall_and_the_recent_window(alice, configure):
