@@ -1,6 +1,7 @@
 import pytest
 
 from apps.memconfig.services import config_update
+from apps.tenancy.models import Resource
 
 
 def _thread_with(actor, *turns):
@@ -293,3 +294,22 @@ def test_making_an_entry_live_again_beside_its_live_twin_is_a_conflict(alice):
         entry_set_status(entry=other, status="approved", actor="operator:ops")
 
     assert MemoryEntry.objects.get(pk=other.pk).status == "rejected"
+
+
+def test_an_entry_is_about_its_source_threads_end_user(alice):
+    thread = alice.new_thread(resource_id="ann")["id"]
+    [message] = alice.append(thread, {"role": "user", "content": "I moved to Hamburg."})
+
+    for source in ({"thread_id": thread}, {"message_id": message["id"]}):
+        refused = alice.post(
+            "/api/v1/episodic", {"content": "moved", "resource_id": "bob", **source}
+        )
+        assert refused.status_code == 422, refused.content
+        error = refused.json()["error"]
+        assert error["message"].startswith("resource_id: the entry's source thread belongs")
+        assert error["details"] == {"resource_id": "ann"}
+
+        taken = alice.post("/api/v1/episodic", {"content": f"moved {source}", **source})
+        assert taken.status_code == 201, taken.content
+        assert taken.json()["resource_id"] == "ann"
+    assert not Resource.objects.filter(external_id="bob").exists()

@@ -22,7 +22,7 @@ from apps.episodic.approval import ORIGINS, origin_filter
 from apps.episodic.models import LIVE_STATUSES, EntryKind, EntrySource, EntryStatus
 from apps.memconfig.selectors import config_effective
 from apps.tenancy.selectors import resource_find
-from apps.tenancy.services import resource_get_or_create
+from apps.tenancy.services import resource_get_or_create, resource_id_clean
 from apps.threads.selectors import message_get, thread_get
 
 # Plain values, not the enum members: a message that names the source shows what was sent.
@@ -165,7 +165,9 @@ class EntryListApi(ApiView):
             else None
         )
         message = _message(agent, thread, params.pop("message_id", None))
-        resource_id = params.pop("resource_id", None)
+        resource_id = _resource_of_source(
+            thread or (message.thread if message else None), params.pop("resource_id", None)
+        )
         resource = (
             resource_get_or_create(project=agent.project, external_id=resource_id)
             if resource_id
@@ -186,6 +188,21 @@ class EntryListApi(ApiView):
         return Response(
             body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         )
+
+
+def _resource_of_source(thread, resource_id: str | None) -> str | None:
+    """The end user an entry is about: the one asked for, which must be its source thread's
+    end user when that thread has one; by default that end user."""
+    held = thread.resource.external_id if thread is not None and thread.resource else None
+    if resource_id is None:
+        return held
+    if held is not None and resource_id_clean(resource_id) != held:
+        raise Unprocessable(
+            f"resource_id: the entry's source thread belongs to end user {held!r}, not "
+            f"{resource_id!r}; leave resource_id out or name that end user.",
+            details={"resource_id": held},
+        )
+    return resource_id
 
 
 def _message(agent, thread, message_id):
