@@ -137,7 +137,8 @@ def test_an_exact_copy_in_another_agents_or_projects_memory_never_appears(
 
     for resource in ({}, {"resource_id": "shared-user"}):
         for scope in ("messages", "episodic", "knowledge"):
-            [hit] = _search(alice, query=SECRET, scopes=[scope], top_k=50, **resource)
+            narrowed = {} if scope == "knowledge" else resource  # no end user's knowledge
+            [hit] = _search(alice, query=SECRET, scopes=[scope], top_k=50, **narrowed)
             assert hit["id"] == mine[RESULT_TYPE[scope]], (scope, resource)
             assert hit["signals"]["vector"]["score"] == pytest.approx(1.0, abs=1e-4)
         every = _search(alice, query=SECRET, scopes=list(RESULT_TYPE), top_k=50, **resource)
@@ -333,3 +334,25 @@ def test_the_thread_is_looked_up_only_when_no_message_hit_proves_it_the_agents(a
     assert [hit["seq"] for hit in matched(found)] == [1] and lookups == 0
     assert nothing == []
     assert sum('FROM "threads_thread"' in sql for sql in queries) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "name"),
+    [
+        ({"scopes": ["notes"], "thread_id": "01a22451-bf4b-7653-bd55-fcfa25c03ad3"}, "thread_id"),
+        (
+            {"scopes": ["knowledge"], "thread_id": "01a22451-bf4b-7653-bd55-fcfa25c03ad3"},
+            "thread_id",
+        ),
+        ({"scopes": ["notes"], "resource_id": "ann"}, "resource_id"),
+        ({"scopes": ["messages"], "knowledge_base": "manual"}, "knowledge_base"),
+        ({"scopes": ["episodic"], "message_range": {"before": 1, "after": 1}}, "message_range"),
+    ],
+)
+def test_a_filter_that_narrows_none_of_the_scopes_is_refused_naming_it(alice, body, name):
+    response = alice.post("/api/v1/search", {"query": "walrus", **body})
+
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert list(error["details"]) == [name]
+    assert error["message"].startswith(f"{name}: Narrows only the scopes")

@@ -42,6 +42,27 @@ class SearchInSerializer(StrictSerializer):
     message_range = MessageRangeSerializer(required=False)
     min_similarity = min_similarity_field()
 
+    # The scopes each filter narrows: one sent with none of them would be ignored.
+    FILTER_SCOPES = {
+        "thread_id": ("messages", "artifacts"),
+        "resource_id": ("messages", "episodic", "artifacts"),
+        "knowledge_base": ("knowledge",),
+        "message_range": ("messages",),
+    }
+
+    def validate(self, attrs):
+        wrong = {
+            name: [
+                f"Narrows only the scopes {', '.join(applies)}; add one to scopes or leave "
+                f"{name} out."
+            ]
+            for name, applies in self.FILTER_SCOPES.items()
+            if name in attrs and not set(applies) & set(attrs["scopes"])
+        }
+        if wrong:
+            raise serializers.ValidationError(wrong)
+        return attrs
+
 
 class WarningSerializer(serializers.Serializer):
     code = serializers.ChoiceField(choices=list(get_args(WarningCode)))
