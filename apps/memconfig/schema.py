@@ -91,7 +91,14 @@ EPISODIC_APPROVAL_SOURCES = (
 )
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("recent_window", int, 20, "Recent messages sent with every context.", 0, 1000),
+    Setting(
+        "recent_window",
+        int,
+        20,
+        "Recent messages sent with every context (as many of them as max_tokens keeps).",
+        0,
+        1000,
+    ),
     Setting("short_term_limit", int, 10, "Messages kept short-term before consolidation.", 1, 1000),
     Setting(
         "semantic_recall_enabled",
