@@ -27,6 +27,7 @@ from apps.context.snapshots import (
     snapshot_store,
     summary_piece,
 )
+from apps.episodic.selectors import entries_said_at
 from apps.memconfig.selectors import config_effective
 from apps.observations.selectors import summary_latest
 from apps.retrieval.selectors import ContextHits, retrieve_for_context
@@ -186,9 +187,11 @@ def _candidates(agent, thread, query: str, config, history: str, max_tokens: int
                 "full-text and recency only.",
             }
         )
+    entries = hits.blocks["memory"]
+    said = entries_said_at(entry_ids=[hit.id for hit in entries]) if entries else {}
     for block in ("memory", "knowledge", "notes"):
         if block in searched:
-            blocks[block] = [hit_piece(hit) for hit in hits.blocks[block]]
+            blocks[block] = [hit_piece(hit, said.get(str(hit.id))) for hit in hits.blocks[block]]
     if "recall" in searched:
         found.recall = _recall(hits, config, recall_before)
     return found

@@ -23,6 +23,7 @@ from apps.context.render import (
 )
 from apps.core.database import record_transaction
 from apps.core.errors import NotFound
+from apps.episodic.selectors import entries_said_at
 from apps.observations.selectors import (
     observation_texts,
     observations_active_marker,
@@ -310,8 +311,12 @@ def _messages(snapshot, ids) -> dict[str, Piece]:
     return {key: message_piece(message) for key, message in found.items()}
 
 
-def hit_piece(hit) -> Piece:
-    """An entry, a knowledge chunk or a note found by search, as its block holds it."""
+def hit_piece(hit, said_at=None) -> Piece:
+    """An entry, a knowledge chunk or a note found by search, as its block holds it.
+
+    An entry is dated by when its source message was said (said_at), when it has one: the
+    model reads its age, and an entry consolidated today from a message of March is as old
+    as the message. Otherwise by when it was written."""
     if hit.type == "knowledge":
         return Piece(type="chunk", id=str(hit.id), content=hit.content, score=hit.score)
     if hit.type == "note":
@@ -327,14 +332,15 @@ def hit_piece(hit) -> Piece:
         id=str(hit.id),
         content=hit.content,
         score=hit.score,
-        created_at=hit.created_at,
+        created_at=said_at or hit.created_at,
         extra={"status": hit.metadata["status"]},
     )
 
 
 def _entries(snapshot, ids) -> dict[str, Piece]:
     found = items_shown(kind=ItemKind.ENTRY, ids=ids)
-    return {key: hit_piece(hit) for key, hit in found.items()}
+    said = entries_said_at(entry_ids=list(found)) if found else {}
+    return {key: hit_piece(hit, said.get(key)) for key, hit in found.items()}
 
 
 def _chunks(snapshot, ids) -> dict[str, Piece]:

@@ -216,6 +216,13 @@ def entry_source_messages(*, entry: MemoryEntry) -> list:
     return [*reversed(before), entry.message, *after]
 
 
+def entries_said_at(*, entry_ids) -> dict[str, object]:
+    """Return when each of these entries' source message was said, by entry id as text (the
+    entries without a source message are left out)."""
+    rows = MemoryEntry.objects.filter(id__in=list(entry_ids), message__isnull=False)
+    return {str(pk): said for pk, said in rows.values_list("id", "message__created_at")}
+
+
 def entry_pending_count() -> int:
     return MemoryEntry.objects.filter(status=EntryStatus.PENDING).count()
 

@@ -285,3 +285,27 @@ def test_the_recent_messages_never_start_with_a_result_whose_call_was_cut(alice,
         kinds = [m["kind"] for m in messages]
         cut += [max_tokens] if "tool_call" not in kinds and len(kinds) >= 2 else []
     assert cut
+
+
+def test_an_entry_is_dated_by_when_its_source_message_was_said(alice, configure):
+    configure(alice, episodic_approval_required=False)
+    thread = alice.new_thread(resource_id="ann")["id"]
+    said_at = (timezone.now() - timezone.timedelta(days=70)).isoformat()
+    [message] = alice.append(
+        thread, {"role": "user", "content": "The ticketing API timed out.", "created_at": said_at}
+    )
+    for body in (
+        {"content": "The ticketing API timed out for Ann.", "message_id": message["id"]},
+        {"content": "Ann prefers the ticketing API over email.", "resource_id": "ann"},
+    ):
+        assert alice.post("/api/v1/episodic", body).status_code == 201
+    job_run_pending()
+
+    answer = context(alice, thread, query="ticketing API")
+    lines = block(answer, "memory")["text"].splitlines()
+
+    assert "- The ticketing API timed out for Ann. (2 months ago)" in lines
+    assert "- Ann prefers the ticketing API over email. (today)" in lines  # no source message
+    # Read again from the snapshot, it is dated the same.
+    replayed = alice.get(f"/api/v1/contexts/{answer['context_id']}").json()
+    assert replayed["system_prompt"] == answer["system_prompt"]
