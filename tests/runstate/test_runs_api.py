@@ -44,3 +44,15 @@ def test_it_rejects_bad_finish_input(alice, body):
 
     assert response.status_code == 400
     assert alice.get(f"/api/v1/runs/{run['id']}").json()["status"] == "running"
+
+
+def test_a_succeeded_run_with_an_error_is_refused_naming_the_error(alice):
+    thread = alice.new_thread()["id"]
+    run = alice.post(f"/api/v1/threads/{thread}/runs", {}).json()
+
+    refused = alice.post(f"/api/v1/runs/{run['id']}/finish", {"status": "succeeded", "error": "x"})
+    failed = alice.post(f"/api/v1/runs/{run['id']}/finish", {"status": "failed", "error": "x"})
+
+    assert refused.status_code == 400, refused.content
+    assert refused.json()["error"]["message"].startswith("error: A succeeded run has no error")
+    assert failed.status_code == 200 and failed.json()["error"] == "x"

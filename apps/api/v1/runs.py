@@ -53,6 +53,13 @@ class RunFinishApi(ApiView):
         error = serializers.CharField(required=False, default="", allow_blank=True)
         metadata = MetadataField(help_text="Merged into the run's metadata.")
 
+        def validate(self, attrs):
+            if attrs["status"] == RunStatus.SUCCEEDED and attrs["error"].strip():
+                raise serializers.ValidationError(
+                    {"error": ["A succeeded run has no error: finish it as failed, or leave out."]}
+                )
+            return attrs
+
     @extend_schema(
         operation_id="runs_finish",
         request=RunFinishSerializer,
