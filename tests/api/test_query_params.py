@@ -46,6 +46,23 @@ def test_it_refuses_a_query_parameter_it_cannot_use_naming_it(alice, thread, pat
     assert list(error["details"]) == [name]
 
 
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
+        ("/api/v1/threads", "limit"),
+        ("/api/v1/threads/{thread}/messages", "after_seq"),
+        ("/api/v1/threads/{thread}/context", "max_tokens"),
+    ],
+)
+@pytest.mark.parametrize("raw", ["1_000", "%2B2000", "%202000%20", "%EF%BC%93%EF%BC%90%EF%BC%90"])
+def test_a_number_is_written_with_the_digits_0_to_9(alice, thread, path, name, raw):
+    # int() would read 1_000, +2000, " 2000 " and full-width digits alike.
+    response = alice.get(f"{path.format(thread=thread)}?{name}={raw}")
+
+    assert response.status_code == 400, (raw, response.content)
+    assert list(response.json()["error"]["details"]) == [name]
+
+
 def test_it_names_a_parameter_whose_own_name_holds_a_nul(alice):
     response = alice.get("/api/v1/threads?chan%00nel=web")
 

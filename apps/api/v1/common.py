@@ -1,6 +1,7 @@
 """Shared pieces of the v1 API: strict serializers, cursor pagination, the agent of a request."""
 
 import base64
+import re
 from datetime import UTC, datetime
 from urllib.parse import parse_qs
 
@@ -123,6 +124,15 @@ class StrictSerializer(serializers.Serializer):
                 raise exceptions.ValidationError(
                     {name: [f"Unknown field. Allowed fields: {allowed}."] for name in unknown}
                 )
+            if isinstance(data, QueryValues):  # a query string's numbers: digits only
+                wrong = {
+                    name: ["A valid integer is required."]
+                    for name, value in data.items()
+                    if isinstance(self.fields[name], serializers.IntegerField)
+                    and whole_number(value.removeprefix("-")) is None
+                }
+                if wrong:
+                    raise exceptions.ValidationError(wrong)
             if not isinstance(data, (QueryDict, QueryValues)):  # form fields, query strings: text
                 wrong = {
                     name: errors
@@ -372,11 +382,17 @@ def _cursor_well_formed(encoded: str) -> bool:
     )
 
 
+def whole_number(raw: str) -> int | None:
+    """Read a query parameter's whole number: ASCII digits only, or None. Python's int() also
+    takes "1_0", "+2", " 2 " and other scripts' digits ("３"), which no client means."""
+    return int(raw) if _DIGITS.fullmatch(raw) else None
+
+
+_DIGITS = re.compile(r"[0-9]+")
+
+
 def parse_limit(raw: str, *, maximum: int) -> int:
-    try:
-        limit = int(raw)
-    except ValueError:
-        limit = 0
+    limit = whole_number(raw) or 0
     if not 1 <= limit <= maximum:
         raise exceptions.ValidationError(
             {"limit": [f"Must be a whole number from 1 to {maximum}."]}

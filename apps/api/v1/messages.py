@@ -12,6 +12,7 @@ from apps.api.v1.common import (
     StrictSerializer,
     parse_limit,
     principal,
+    whole_number,
 )
 from apps.core.errors import ApplicationError
 from apps.threads import selectors, services
@@ -153,10 +154,7 @@ def _seq_param(params, name: str) -> int | None:
     raw = params.get(name)
     if raw is None:
         return None
-    try:
-        value = int(raw)
-    except ValueError:
-        value = -1
-    if value < 0:
+    value = whole_number(raw)
+    if value is None:
         raise exceptions.ValidationError({name: ["Must be a whole number, 0 or more."]})
     return value
