@@ -309,7 +309,12 @@ def test_an_entry_is_about_its_source_threads_end_user(alice):
         assert error["message"].startswith("resource_id: the entry's source thread belongs")
         assert error["details"] == {"resource_id": "ann"}
 
-        taken = alice.post("/api/v1/episodic", {"content": f"moved {source}", **source})
+        taken = alice.post(
+            "/api/v1/episodic", {"content": f"moved {source}", "resource_id": "ann", **source}
+        )
         assert taken.status_code == 201, taken.content
         assert taken.json()["resource_id"] == "ann"
+        # Without resource_id, a fact for the agent as a whole (forgetting ann still takes it).
+        agent_wide = alice.post("/api/v1/episodic", {"content": f"wide {source}", **source})
+        assert agent_wide.status_code == 201 and agent_wide.json()["resource_id"] is None
     assert not Resource.objects.filter(external_id="bob").exists()

@@ -191,11 +191,12 @@ class EntryListApi(ApiView):
 
 
 def _resource_of_source(thread, resource_id: str | None) -> str | None:
-    """The end user an entry is about: the one asked for, which must be its source thread's
-    end user when that thread has one; by default that end user."""
-    held = thread.resource.external_id if thread is not None and thread.resource else None
+    """The end user an entry is about: none (a fact for the agent as a whole, even one taken
+    from an end user's message), or the one asked for, which must be its source thread's end
+    user when that thread has one."""
     if resource_id is None:
-        return held
+        return None
+    held = thread.resource.external_id if thread is not None and thread.resource else None
     if held is not None and resource_id_clean(resource_id) != held:
         raise Unprocessable(
             f"resource_id: the entry's source thread belongs to end user {held!r}, not "
