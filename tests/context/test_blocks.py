@@ -295,7 +295,11 @@ def test_an_entry_is_dated_by_when_its_source_message_was_said(alice, configure)
         thread, {"role": "user", "content": "The ticketing API timed out.", "created_at": said_at}
     )
     for body in (
-        {"content": "The ticketing API timed out for Ann.", "message_id": message["id"]},
+        {
+            "content": "The ticketing API timed out for Ann.",
+            "message_id": message["id"],
+            "resource_id": "ann",
+        },
         {"content": "Ann prefers the ticketing API over email.", "resource_id": "ann"},
     ):
         assert alice.post("/api/v1/episodic", body).status_code == 201
