@@ -55,6 +55,7 @@ class Candidates:
     """Everything a context could show, per block, before the budget is applied."""
 
     blocks: dict[str, list[Piece]]
+    planned: dict[str, int] = field(default_factory=dict)  # each block's share (budget.py)
     recall: list[Stretch] = field(default_factory=list)
     warnings: list[dict] = field(default_factory=list)
     unread_observations: int = 0
@@ -97,7 +98,7 @@ def context_assemble(*, agent, thread, query: str | None, max_tokens: int) -> di
         config["context_strategy"], ""
     )
     candidates = _candidates(agent, thread, query, config, history, max_tokens)
-    assembly = _fit(candidates, config, query, max_tokens, history, now)
+    assembly = _fit(candidates, query, max_tokens, now)
     return snapshot_store(
         agent=agent,
         thread=thread,
@@ -150,11 +151,19 @@ def _candidates(agent, thread, query: str, config, history: str, max_tokens: int
     )
     blocks["recent"] = [message_piece(message) for message in recent]
     found.unread_messages = thread.last_seq - after - len(recent)
-    # Recall looks before what the recent block shows at its planned share: a message the
-    # budget keeps out of the recent block, even one of the recent window, is recall's to find.
-    # (The recent block may grow back over it with tokens the other blocks leave; what it then
-    # shows is taken out of recall when the blocks are fitted.)
-    recall_before = _recent_start(blocks["recent"], config, max_tokens, history, thread.last_seq)
+    # The shares are planned here, before anything is searched (the fitting uses the same
+    # plan). Recall looks before what the recent block shows at its planned share: a message
+    # the budget keeps out of the recent block, even one of the recent window, is recall's to
+    # find. (The recent block may grow back over it with tokens the other blocks leave; what
+    # it then shows is taken out of recall when the blocks are fitted.)
+    found.planned = budget_plan(
+        config=config,
+        max_tokens=max_tokens,
+        history=history,
+        least={"recent": _size("recent", newest_turn(blocks["recent"]))},
+    )
+    shown = recent_within(blocks["recent"], found.planned["recent"])
+    recall_before = shown[0].seq if shown else thread.last_seq + 1
     searched = _searched_blocks(query, config, recall_before)
     if not searched:  # nor is the query embedded
         return found
@@ -195,18 +204,6 @@ def _candidates(agent, thread, query: str, config, history: str, max_tokens: int
     if "recall" in searched:
         found.recall = _recall(hits, config, recall_before)
     return found
-
-
-def _recent_start(recent: list[Piece], config, max_tokens: int, history: str, last_seq: int):
-    """The first seq the recent block shows at its planned share (last_seq + 1 if none)."""
-    planned = budget_plan(
-        config=config,
-        max_tokens=max_tokens,
-        history=history,
-        least={"recent": _size("recent", newest_turn(recent))},
-    )
-    shown = recent_within(recent, planned["recent"])
-    return shown[0].seq if shown else last_seq + 1
 
 
 def _searched_blocks(query: str, config, recall_before: int) -> list[str]:
@@ -270,7 +267,7 @@ def _recall(found: ContextHits, config, recall_before: int) -> list[Stretch]:
     return stretches
 
 
-def _fit(candidates: Candidates, config, query: str, max_tokens: int, history: str, now):
+def _fit(candidates: Candidates, query: str, max_tokens: int, now):
     """Grant each block its share, fit its pieces, then hand what is left to the blocks that
     have more to show (FLOW_ORDER)."""
     blocks = candidates.blocks
@@ -280,14 +277,7 @@ def _fit(candidates: Candidates, config, query: str, max_tokens: int, history: s
     needs = {name: _size(name, pieces) for name, pieces in blocks.items()}
     unique = {piece.seq: piece for stretch in candidates.recall for piece in stretch.pieces}
     needs["recall"] = _size("recall", list(unique.values()))  # stretches may overlap
-    newest = newest_turn(blocks["recent"])
-    planned = budget_plan(
-        config=config,
-        max_tokens=max_tokens,
-        history=history,
-        least={"recent": _size("recent", newest)},
-    )
-    budget = budget_flow(planned=planned, needs=needs, max_tokens=max_tokens)
+    budget = budget_flow(planned=candidates.planned, needs=needs, max_tokens=max_tokens)
     terms = query_terms(query)
     kept: dict[str, list[Piece]] = {}
 
