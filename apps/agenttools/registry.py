@@ -10,7 +10,6 @@ Adding a tool is a few lines: a model of its arguments, a function, and @tool(..
 
 import functools
 import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.core.metrics import tool_call_record
-from apps.core.text import JSON_MAX_DEPTH, json_nodes, json_path, json_too_deep
+from apps.core.text import JSON_MAX_DEPTH, json_path, json_too_deep, non_finite_number
 from apps.tenancy.models import Agent
 
 
@@ -127,8 +126,9 @@ def _tool_run(*, agent: Agent, name: str, arguments) -> dict:
         raise too_deep
     if not isinstance(arguments, dict):
         raise ToolError("arguments: must be a JSON object of the tool's parameters.")
-    where, number = _non_finite_number(arguments)
-    if where:
+    non_finite = non_finite_number(arguments)
+    if non_finite:
+        where, number = _where(non_finite[0]), non_finite[1]
         # json.loads reads NaN and Infinity (so does the MCP SDK); they are no JSON, and a
         # payload holding one failed in the database's JSON check, a 500.
         raise ToolError(
@@ -152,16 +152,6 @@ def _tool_run(*, agent: Agent, name: str, arguments) -> dict:
             after=_brief(json_safe(arguments)),
         )
     return json_safe(result)
-
-
-def _non_finite_number(arguments: dict) -> tuple[str, str]:
-    """Return where in the arguments a NaN or an infinity is, and how JSON text spells it (as
-    json.loads reads it: NaN, Infinity, -Infinity); ("", "") if there is none."""
-    for path, node, _ in json_nodes(arguments):
-        if isinstance(node, float) and not math.isfinite(node):
-            spelt = "NaN" if math.isnan(node) else f"{'-' if node < 0 else ''}Infinity"
-            return _where(path), spelt
-    return "", ""
 
 
 def json_safe(value):

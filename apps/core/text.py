@@ -1,5 +1,6 @@
 """What text the database cannot store, said so that a client knows what to fix; JSON's depth."""
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -50,6 +51,19 @@ def json_nodes(value) -> Iterator[tuple[tuple, object, int]]:
         else:
             continue
         pending.extend(((*path, key), item, depth + 1) for key, item in reversed(items))
+
+
+def non_finite_number(value) -> tuple[tuple, str] | None:
+    """Return the json_nodes() path of the first NaN or infinity in a parsed JSON value and how
+    JSON text spells it (NaN, Infinity, -Infinity, as json.loads reads them), or None.
+
+    Python's json module reads those three words, but they are no JSON: a jsonb column refuses
+    them (a 500 where they reached one) and a client in another language cannot parse them back.
+    """
+    for path, node, _ in json_nodes(value):
+        if isinstance(node, float) and not math.isfinite(node):
+            return path, "NaN" if math.isnan(node) else f"{'-' if node < 0 else ''}Infinity"
+    return None
 
 
 def json_path(path: tuple) -> str:

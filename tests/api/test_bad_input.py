@@ -67,6 +67,17 @@ UNSTORABLE = [
         {"note": "tail \udfff"}, ".note", "lone UTF-16 surrogate", "remove it", id="lone-low"
     ),
     pytest.param({"\udc00": "v"}, "", "lone UTF-16 surrogate", "remove it", id="lone-in-key"),
+    # json.dumps writes NaN and the infinities as JavaScript spells them, as some clients do.
+    pytest.param(
+        {"score": float("nan")}, ".score", "NaN is not a JSON number", "finite number", id="nan"
+    ),
+    pytest.param(
+        {"deep": [1, {"x": float("-inf")}]},
+        ".deep[1].x",
+        "-Infinity is not a JSON number",
+        "or null",
+        id="minus-infinity",
+    ),
     pytest.param(nested(101), "", "nests more than 100 levels", "flatten it", id="too-deep"),
     pytest.param(nested(900), "", "nests more than 100 levels", "flatten it", id="far-too-deep"),
 ]
@@ -99,6 +110,15 @@ def test_it_refuses_json_the_database_cannot_store(
     assert message.startswith(f"{field}{where}: ")
     assert says in message
     assert fix in message
+
+
+def test_a_body_that_is_only_infinity_is_a_parse_error(alice, ids):
+    response = send(alice, "post", "/api/v1/search", float("inf"))
+
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"] == (
+        "JSON parse error - Infinity is not a JSON number; send a finite number, or null."
+    )
 
 
 @pytest.mark.parametrize("method, path, body, field", JSON_FIELDS)
