@@ -1,4 +1,5 @@
-"""Per-thread figures for the thread list: open and failed runs, errors, in two grouped queries."""
+"""Per-thread figures for the thread list: open, waiting and failed runs, errors, in two grouped
+queries."""
 
 from django.db.models import Count
 
@@ -6,14 +7,14 @@ from apps.threads.models import Message, Run, RunStatus
 
 
 def thread_activity(*, thread_ids: list) -> dict:
-    """{thread id: {"running": n, "failed": n, "errors": n}} for the given threads."""
+    """{thread id: {"running": n, "suspended": n, "failed": n, "errors": n}} for the threads
+    (suspended: runs waiting at a checkpoint for a human)."""
     if not thread_ids:
         return {}
-    activity = {thread_id: {"running": 0, "failed": 0, "errors": 0} for thread_id in thread_ids}
+    counted = (RunStatus.RUNNING, RunStatus.SUSPENDED, RunStatus.FAILED)
+    activity = {thread_id: dict.fromkeys([*counted, "errors"], 0) for thread_id in thread_ids}
     runs = (
-        Run.objects.filter(
-            thread_id__in=thread_ids, status__in=[RunStatus.RUNNING, RunStatus.FAILED]
-        )
+        Run.objects.filter(thread_id__in=thread_ids, status__in=counted)
         .values_list("thread_id", "status")
         .annotate(n=Count("id"))
         .order_by()

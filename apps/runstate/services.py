@@ -22,6 +22,7 @@ from apps.runstate.models import (
 )
 from apps.search.indexing import index_artifact
 from apps.threads.models import Run, RunStatus, Thread
+from apps.threads.services import OPEN_STATUSES
 
 
 def plan_put(*, thread: Thread, expected_version: int, fields: dict) -> Plan:
@@ -87,24 +88,39 @@ def iteration_append(
 def checkpoint_create(*, run: Run, state: dict, reason: str = "") -> Checkpoint:
     """Suspend a running run's state for a human to resume; a finished run is a 409.
 
-    The run's row is locked while the checkpoint is written, so a finish sent at the same
-    moment comes after it (on SQLite every write transaction is serial already).
+    The run reads `suspended` until every checkpoint of it is resumed (one run may wait on
+    several, an approval per tool call, say). The run's row is locked while the checkpoint is
+    written, so a finish or a resume sent at the same moment comes after it (on SQLite every
+    write transaction is serial already).
     """
     with transaction.atomic():
-        status = (
-            Run.objects.select_for_update()
-            .filter(pk=run.pk)
-            .values_list("status", flat=True)
-            .first()
-        )
-        if status is None:
-            raise NotFound("Run not found.")
-        if status != RunStatus.RUNNING:
+        status = _lock_run(run.pk)
+        if status not in OPEN_STATUSES:
             raise Conflict(
                 f"Run is {status}: only a running run can be suspended at a checkpoint.",
                 details={"status": status},
             )
-        return Checkpoint.objects.create(run=run, state=state, reason=reason)
+        checkpoint = Checkpoint.objects.create(run=run, state=state, reason=reason)
+        if status == RunStatus.RUNNING:
+            Run.objects.filter(pk=run.pk).update(
+                status=RunStatus.SUSPENDED, updated_at=checkpoint.created_at
+            )
+        return checkpoint
+
+
+def _lock_run(run_id) -> str:
+    """Lock the run's row for this transaction and return its status; a 404 if it is gone."""
+    status = (
+        Run.objects.select_for_update().filter(pk=run_id).values_list("status", flat=True).first()
+    )
+    if status is None:
+        raise NotFound("Run not found.")
+    return status
+
+
+def _waits(run_id) -> bool:
+    """Whether the run has a checkpoint no one has resumed."""
+    return Checkpoint.objects.filter(run_id=run_id, status=CheckpointStatus.SUSPENDED).exists()
 
 
 def checkpoint_resume(
@@ -117,6 +133,7 @@ def checkpoint_resume(
     """
     now = timezone.now()
     with transaction.atomic():
+        run_status = _lock_run(checkpoint.run_id)
         claimed = Checkpoint.objects.filter(
             pk=checkpoint.pk, status=CheckpointStatus.SUSPENDED
         ).update(
@@ -125,6 +142,10 @@ def checkpoint_resume(
             resumed_at=now,
             updated_at=now,
         )
+        if claimed and run_status == RunStatus.SUSPENDED and not _waits(checkpoint.run_id):
+            Run.objects.filter(pk=checkpoint.run_id).update(
+                status=RunStatus.RUNNING, updated_at=now
+            )
         if claimed:
             project_id, agent_id, resource_id = (
                 Checkpoint.objects.filter(pk=checkpoint.pk)

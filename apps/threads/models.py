@@ -97,6 +97,8 @@ class Message(models.Model):
 
 class RunStatus(models.TextChoices):
     RUNNING = "running"
+    # Waiting for a human: the run has a checkpoint no one has resumed yet (runstate).
+    SUSPENDED = "suspended"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     CANCELLED = "cancelled"

@@ -269,6 +269,10 @@ def _advance_counters(thread: Thread, new: list[Message], last_seq: int, now) ->
     )
 
 
+OPEN_STATUSES = (RunStatus.RUNNING, RunStatus.SUSPENDED)
+FINISHED_STATUSES = tuple(status for status in RunStatus.values if status not in OPEN_STATUSES)
+
+
 def run_start(*, thread: Thread, name: str = "", metadata: dict | None = None) -> Run:
     return Run.objects.create(thread=thread, name=name, metadata=metadata or {})
 
@@ -281,12 +285,16 @@ def run_finish(
     error: str = "",
     metadata: dict | None = None,
 ) -> Run:
-    """Close a running run; a run is finished once (a second finish is a 409)."""
-    if status == RunStatus.RUNNING:
+    """Close a running or suspended run; a run is finished once (a second finish is a 409).
+
+    A suspended run may be finished too (cancelled while it waits for a human, say); its
+    checkpoints stay as they are, for the record.
+    """
+    if status not in FINISHED_STATUSES:
         raise Unprocessable("status must be one of succeeded, failed, cancelled.")
     now = timezone.now()
     merged = {**run.metadata, **(metadata or {})}
-    finished = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
+    finished = Run.objects.filter(pk=run.pk, status__in=OPEN_STATUSES).update(
         status=status,
         summary=summary,
         error=error,

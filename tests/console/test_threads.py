@@ -115,10 +115,14 @@ def test_it_pages_threads_newest_activity_first_and_keeps_the_filters(operator, 
     assert "Page 1 of 2 (27)" in first.content.decode()
 
 
-def test_each_thread_shows_its_open_and_failed_runs_errors_and_last_activity(operator, alice):
+def test_each_thread_shows_its_open_waiting_and_failed_runs_errors_and_last_activity(
+    operator, alice
+):
     thread = alice.new_thread(title="loop")
     failed = alice.post(f"/api/v1/threads/{thread['id']}/runs", {"name": "a"}).json()
     alice.post(f"/api/v1/threads/{thread['id']}/runs", {"name": "b"})  # left running
+    waiting = alice.post(f"/api/v1/threads/{thread['id']}/runs", {"name": "c"}).json()
+    alice.post(f"/api/v1/runs/{waiting['id']}/checkpoints", {"state": {}})  # waits for a human
     alice.post(f"/api/v1/runs/{failed['id']}/finish", {"status": "failed", "error": "boom"})
     alice.append(
         thread["id"],
@@ -133,6 +137,7 @@ def test_each_thread_shows_its_open_and_failed_runs_errors_and_last_activity(ope
 
     row = body[body.index(">loop</a>") : body.index("</tr>", body.index(">loop</a>"))]
     assert '<span class="badge running">1 open</span>' in row
+    assert ">1 waiting</span>" in row
     assert '<span class="badge failed">1 failed</span>' in row
     assert '<td class="error-count"><span class="badge error">3</span></td>' in row
     assert "ago</time>" in row

@@ -39,6 +39,49 @@ def test_it_suspends_and_resumes_a_checkpoint_once(alice):
     assert [c["status"] for c in listed] == ["resumed"]
 
 
+def test_the_run_reads_suspended_until_its_last_checkpoint_is_resumed(alice):
+    run = _run(alice)
+    url = f"/api/v1/runs/{run['id']}"
+
+    first = alice.post(f"{url}/checkpoints", {"state": {"tool": 1}}).json()
+    second = alice.post(f"{url}/checkpoints", {"state": {"tool": 2}}).json()  # still waiting
+    waiting = alice.get(url).json()["status"]
+    alice.post(f"/api/v1/checkpoints/{first['id']}/resume", {})
+    after_one = alice.get(url).json()["status"]
+    alice.post(f"/api/v1/checkpoints/{second['id']}/resume", {})
+    after_both = alice.get(url).json()["status"]
+
+    assert (run["status"], waiting, after_one, after_both) == (
+        "running",
+        "suspended",
+        "suspended",
+        "running",
+    )
+
+
+def test_a_suspended_run_can_be_finished_and_its_checkpoint_then_leaves_it_finished(alice):
+    run = _run(alice)
+    checkpoint = alice.post(f"/api/v1/runs/{run['id']}/checkpoints", {"state": {}}).json()
+
+    finished = alice.post(f"/api/v1/runs/{run['id']}/finish", {"status": "cancelled"})
+    resumed = alice.post(f"/api/v1/checkpoints/{checkpoint['id']}/resume", {})
+
+    assert finished.status_code == 200, finished.content
+    assert finished.json()["status"] == "cancelled"
+    assert resumed.status_code == 200
+    assert alice.get(f"/api/v1/runs/{run['id']}").json()["status"] == "cancelled"
+
+
+@pytest.mark.parametrize("status", ["running", "suspended"])
+def test_a_run_cannot_be_finished_as_open(alice, status):
+    run = _run(alice)
+
+    response = alice.post(f"/api/v1/runs/{run['id']}/finish", {"status": status})
+
+    assert response.status_code == 400
+    assert response.json()["error"]["message"].startswith(f'status: "{status}" is not a valid')
+
+
 def test_concurrent_resumes_let_exactly_one_win(live_server, transactional_db):
     alice = make_actor("acme", "alice")
     run = _run(alice)

@@ -7,13 +7,17 @@ from rest_framework.response import Response
 from apps.api.v1.common import ApiView, MetadataField, StrictSerializer, principal
 from apps.threads import selectors, services
 from apps.threads.models import RunStatus
+from apps.threads.services import FINISHED_STATUSES
 
 
 class RunSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     thread_id = serializers.UUIDField()
     name = serializers.CharField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(
+        choices=RunStatus.choices,
+        help_text="running; suspended while a checkpoint waits to be resumed; or how it ended.",
+    )
     summary = serializers.CharField()
     error = serializers.CharField()
     metadata = serializers.DictField()
@@ -46,9 +50,7 @@ class RunDetailApi(ApiView):
 
 class RunFinishApi(ApiView):
     class RunFinishSerializer(StrictSerializer):
-        status = serializers.ChoiceField(
-            choices=[c for c in RunStatus.values if c != RunStatus.RUNNING]
-        )
+        status = serializers.ChoiceField(choices=FINISHED_STATUSES)
         summary = serializers.CharField(required=False, default="", allow_blank=True)
         error = serializers.CharField(required=False, default="", allow_blank=True)
         metadata = MetadataField(help_text="Merged into the run's metadata.")
@@ -64,7 +66,7 @@ class RunFinishApi(ApiView):
         operation_id="runs_finish",
         request=RunFinishSerializer,
         responses=RunSerializer,
-        description="Finish a running run; finishing it again is a 409.",
+        description="Finish a running or suspended run; finishing it again is a 409.",
     )
     def post(self, request, run_id):
         run = selectors.run_get(agent=principal(request).agent, run_id=run_id)
