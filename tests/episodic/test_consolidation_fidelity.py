@@ -123,6 +123,71 @@ def test_a_failed_result_whose_call_came_in_an_earlier_batch_still_names_it(alic
     )
 
 
+def _attempt(number: int, arguments: dict, content: str) -> list[dict]:
+    call_id = f"call_{number}"
+    return [
+        {
+            "role": "assistant",
+            "kind": "tool_call",
+            "name": "search_flights",
+            "payload": {"id": call_id, "arguments": arguments},
+        },
+        {
+            "role": "tool",
+            "kind": "tool_result",
+            "name": "search_flights",
+            "content": content,
+            "payload": {"tool_call_id": call_id},
+        },
+    ]
+
+
+TIMEOUT = "Error: upstream timed out after 30 s"
+FOUND = '{"flights": [{"id": "LH-1234", "price": "412.00 EUR"}]}'
+
+
+@pytest.mark.parametrize(
+    "retry, remembered",
+    [
+        # The same call again, and it worked: the timeout was passing, not a fact.
+        ({"to": "NRT", "on": "2026-04-08"}, False),
+        # Another call worked: the first one's failure still stands.
+        ({"to": "HND", "on": "2026-04-08"}, True),
+    ],
+)
+def test_a_failure_that_its_retry_got_past_is_not_remembered(alice, retry, remembered):
+    first = {"to": "NRT", "on": "2026-04-08"}
+    messages = [*_attempt(1, first, TIMEOUT), *_attempt(2, retry, FOUND)]
+
+    _, entries = consolidated(alice, [*messages, *PADDING])
+
+    assert [entry.content for entry in entries] == (
+        [f"Error from search_flights(to=NRT, on=2026-04-08): {TIMEOUT}"] if remembered else []
+    )
+
+
+def test_a_failure_its_retries_never_got_past_is_remembered(alice):
+    call = {"to": "NRT", "on": "2026-04-08"}
+    messages = [*_attempt(1, call, TIMEOUT), *_attempt(2, call, TIMEOUT)]
+
+    _, entries = consolidated(alice, [*messages, *PADDING])
+
+    assert {entry.content for entry in entries} == {
+        f"Error from search_flights(to=NRT, on=2026-04-08): {TIMEOUT}"
+    }
+
+
+def test_a_retry_that_came_after_the_batch_still_counts(alice):
+    call = {"to": "NRT", "on": "2026-04-08"}
+    # The failure ends the first batch of 25; the retry that worked opens the next.
+    filler = [{"role": "assistant", "content": "Working on it."}] * 23
+    messages = [*filler, *_attempt(1, call, TIMEOUT), *_attempt(2, call, FOUND)]
+
+    _, entries = consolidated(alice, [*messages, *PADDING])
+
+    assert entries == []
+
+
 @pytest.mark.parametrize(
     "said",
     [

@@ -3,16 +3,22 @@
 1. Keep what the fallback keeps of each message; a failed tool result is told the call it
    answers (by tool_call_id, else the call just before it: threads.tool_pairing), read from
    the batch or, when the call came earlier, from the thread.
+   A failure that the same call (the same tool with the same arguments) then got past is
+   left out: a timeout that its retry recovered says nothing lasting about the tool, and as an
+   entry it would tell the agent that the call fails.
 2. Merge the candidates that repeat each other (dedupe).
 3. Leave out those that repeat an entry of the scope, counted as repeats.
 """
 
 from apps.episodic.consolidation import fallback
 from apps.episodic.consolidation.dedupe import KnownEntries, repeats_merged
+from apps.threads.outcome import message_outcome
 from apps.threads.tool_pairing import answered_call_id, answers_a_call, answers_adjacent, call_id
 
 # How far back a failed result's call is looked for when it is not in the batch.
 CALLS_LOOKED_BACK = 50
+# How far past the batch a retry of its failed calls is looked for: retries follow at once.
+RETRIES_LOOKED_AHEAD = 20
 
 
 def batch_keep(*, thread, batch, config, known: KnownEntries, candidate) -> tuple[list, int, int]:
@@ -20,8 +26,11 @@ def batch_keep(*, thread, batch, config, known: KnownEntries, candidate) -> tupl
     into another, and how many repeated an entry of the scope."""
     limit = config["episodic_max_entry_length"]
     calls = _calls_answered(thread, batch)
+    recovered = _recovered(thread, batch, calls)
     kept = []
     for message in batch:
+        if message.seq in recovered:
+            continue
         result = fallback.message_keep(message, call=calls.get(message.seq))
         if result is None:
             continue
@@ -39,6 +48,28 @@ def batch_keep(*, thread, batch, config, known: KnownEntries, candidate) -> tupl
     for c in new:
         known.add(c.content)
     return new, len(kept) - len(merged), len(merged) - len(new)
+
+
+def _recovered(thread, batch, calls: dict) -> set[int]:
+    """Return the seqs of the batch's failed results whose call was made again, with the same
+    tool and arguments, and then succeeded (in the batch or just after it)."""
+    failed = {
+        message.seq: fallback.call_signature(calls[message.seq])
+        for message in batch
+        if message.seq in calls and message_outcome(message).error
+    }
+    if not failed:
+        return set()
+    after = list(
+        thread.messages.filter(seq__gt=batch[-1].seq).order_by("seq")[:RETRIES_LOOKED_AHEAD]
+    )
+    answers = {**calls, **_calls_answered(thread, after)} if after else calls
+    succeeded: dict[str, int] = {}  # signature -> seq of its last success
+    for message in [*batch, *after]:
+        call = answers.get(message.seq)
+        if call is not None and not message_outcome(message).error:
+            succeeded[fallback.call_signature(call)] = message.seq
+    return {seq for seq, signature in failed.items() if succeeded.get(signature, 0) > seq}
 
 
 def _calls_answered(thread, batch) -> dict:
