@@ -4,6 +4,7 @@ Each test goes through the whole run (thread_consolidate_now on messages stored 
 what is asserted is what a moderator would find in the queue.
 """
 
+import json
 import random
 
 import pytest
@@ -130,7 +131,8 @@ def _attempt(number: int, arguments: dict, content: str) -> list[dict]:
             "role": "assistant",
             "kind": "tool_call",
             "name": "search_flights",
-            "payload": {"id": call_id, "arguments": arguments},
+            # As a chat model writes them: a JSON text (jsonb would reorder an object's keys).
+            "payload": {"id": call_id, "arguments": json.dumps(arguments)},
         },
         {
             "role": "tool",
