@@ -17,6 +17,7 @@ What stateless mode gives up: GET (a standing server-to-client stream) answers 4
 server cannot ask the client anything mid-call. The tools need neither: each answers at once.
 """
 
+import json
 from types import SimpleNamespace
 
 from django.http import HttpResponse, JsonResponse
@@ -87,6 +88,44 @@ def _throttled(api_key) -> HttpResponse | None:
     return response
 
 
+# JSON-RPC's code for a message that is JSON but no valid request.
+INVALID_REQUEST = -32600
+
+
+def envelope_problem(body: bytes) -> str | None:
+    """Say what is wrong with a JSON-RPC message's envelope, or return None (also for a body
+    that is no JSON at all, which the SDK answers as a parse error itself).
+
+    The SDK reads a message whose id is an object, an array, a fraction or a boolean as a
+    notification, answers 202 and drops it, so the client waits for an answer that never comes;
+    and it answers a wrong `jsonrpc` or `method` with a union's validation dump under "Invalid
+    params". MCP wants an id that is a string or an integer, and one message per POST.
+    """
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict):
+        return "send one JSON-RPC message, a JSON object, per request"
+    if message.get("jsonrpc") != "2.0":
+        return 'jsonrpc: must be "2.0"'
+    if "id" in message and (
+        isinstance(message["id"], bool) or not isinstance(message["id"], str | int)
+    ):
+        return "id: must be a string or an integer (MCP allows no other ids)"
+    if "method" in message and not isinstance(message["method"], str):
+        return "method: must be a string, the name of the method"
+    return None
+
+
+def _invalid_request(problem: str) -> HttpResponse:
+    from mcp_types import ErrorData, JSONRPCError
+
+    error = ErrorData(code=INVALID_REQUEST, message=f"Invalid request: {problem}.")
+    body = JSONRPCError(jsonrpc="2.0", id=None, error=error).model_dump_json(by_alias=True)
+    return HttpResponse(body, status=400, content_type="application/json")
+
+
 @csrf_exempt  # a bearer-key API, like the REST one: no cookies, so no cross-site forgery
 def mcp_view(request):
     """Serve one Streamable HTTP POST of the MCP protocol for the agent of the bearer key."""
@@ -109,7 +148,10 @@ def mcp_view(request):
 
     # read(), not .body: .body is capped at Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MiB), and
     # ApiBodyLimitMiddleware has held Content-Length to API_MAX_BODY_BYTES, as for the REST API.
-    status, headers, body = serve(_scope(request), request.read(), api_key.agent)
+    sent = request.read()
+    if (problem := envelope_problem(sent)) is not None:
+        return _invalid_request(problem)
+    status, headers, body = serve(_scope(request), sent, api_key.agent)
     response = HttpResponse(body, status=status)
     for name, value in headers:
         if name.lower() not in (b"content-length", b"connection"):

@@ -184,6 +184,42 @@ def test_a_nan_in_the_arguments_is_a_tool_error_naming_the_argument(live_server,
     assert not Message.objects.exists()
 
 
+@pytest.mark.parametrize(
+    "body, says",
+    [
+        # Read by the SDK as notifications: a 202, and the call was dropped without a word.
+        ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list"}, "id: must be a string"),
+        ({"jsonrpc": "2.0", "id": [1], "method": "tools/list"}, "id: must be a string"),
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}, "id: must be a string"),
+        ({"jsonrpc": "2.0", "id": True, "method": "tools/list"}, "id: must be a string"),
+        ({"jsonrpc": "1.0", "id": 1, "method": "tools/list"}, 'jsonrpc: must be "2.0"'),
+        ({"id": 1, "method": "tools/list"}, 'jsonrpc: must be "2.0"'),
+        ({"jsonrpc": "2.0", "id": 1, "method": 5}, "method: must be a string"),
+        ([{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}], "send one JSON-RPC message"),
+    ],
+)
+def test_a_malformed_message_is_an_invalid_request_naming_what_to_fix(
+    live_server, alice, body, says
+):
+    response = post_raw(f"{live_server.url}/mcp", alice.key, content=json.dumps(body))
+
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == -32600
+    assert error["message"].startswith(f"Invalid request: {says}")
+    assert response.json()["id"] is None
+
+
+def test_a_string_id_is_answered_under_it(live_server, alice):
+    body = {"jsonrpc": "2.0", "id": "req-1", "method": "tools/list"}
+
+    response = post_raw(f"{live_server.url}/mcp", alice.key, content=json.dumps(body))
+
+    assert response.status_code == 200, response.text
+    assert response.json()["id"] == "req-1"
+    assert "tools" in response.json()["result"]
+
+
 def test_an_unknown_tool_is_a_tool_error_naming_the_tools(live_server, alice):
     async def work(client):
         return await client.call_tool("forget_everything", {})
