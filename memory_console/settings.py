@@ -269,9 +269,12 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
+    # The API's ids in paths (apps/core/converters.py): UUIDs, in either case.
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "string", "format": "uuid"}},
     "ENUM_NAME_OVERRIDES": {
         "DocumentStatusEnum": "apps.knowledge.models.DocumentStatus",
         "EntryStatusEnum": "apps.episodic.models.EntryStatus",
+        "RunStatusEnum": "apps.threads.models.RunStatus",
     },
 }
 

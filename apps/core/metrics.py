@@ -74,7 +74,7 @@ current_task: ContextVar[str] = ContextVar("current_task", default="request")
 
 # Routes whose latency is also reported as search or ingest.
 _SEARCH_ROUTE = "api/v1/search"
-_INGEST_ROUTES = {"api/v1/threads/<uuid:thread_id>/messages": "messages"}
+_INGEST_ROUTES = {"api/v1/threads/<id:thread_id>/messages": "messages"}
 # Job kinds whose run time is also reported as ingest.
 INGEST_JOB_KINDS = {"knowledge.ingest": "document"}
 

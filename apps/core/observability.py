@@ -9,7 +9,7 @@ logger = logging.getLogger("memory_console.requests")
 
 
 def _route(request) -> str:
-    """Return the URL pattern that answered ("api/v1/threads/<uuid:thread_id>"), not the path.
+    """Return the URL pattern that answered ("api/v1/threads/<id:thread_id>"), not the path.
 
     Patterns keep the metrics' label values few; a path matching no pattern is "unmatched".
     """

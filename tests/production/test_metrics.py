@@ -67,7 +67,7 @@ def test_it_counts_requests_by_route_and_status_with_latencies(scrape, alice):
     alice.get("/api/v1/threads/00000000-0000-0000-0000-000000000000")
     after = scrape()
 
-    route = "api/v1/threads/<uuid:thread_id>"
+    route = "api/v1/threads/<id:thread_id>"
     for status in ("200", "404"):
         labels = {"route": route, "method": "GET", "status": status}
         counted = _value(after, "memory_console_http_requests_total", **labels)

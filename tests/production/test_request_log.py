@@ -25,7 +25,7 @@ def test_each_api_request_logs_one_json_line_with_the_key_prefix(caplog, alice):
     (prefix,) = alice.agent.api_keys.values_list("prefix", flat=True)
     assert first["method"] == "POST" and first["route"] == "api/v1/threads"
     assert first["status"] == 201 and first["key_prefix"] == prefix
-    assert second["route"] == "api/v1/threads/<uuid:thread_id>"
+    assert second["route"] == "api/v1/threads/<id:thread_id>"
     assert second["path"] == f"/api/v1/threads/{thread['id']}"
     assert second["status"] == 200
     assert isinstance(second["duration_ms"], float) and second["duration_ms"] >= 0

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, register_converter
 
 from apps.api.v1 import (
     actions,
@@ -23,18 +23,20 @@ from apps.api.v1 import (
     threads,
     tools,
 )
+from apps.core.converters import AnyCaseUUIDConverter
 
+register_converter(AnyCaseUUIDConverter, "id")
 app_name = "v1"
 
 urlpatterns = [
     path("threads", threads.ThreadListApi.as_view(), name="threads"),
-    path("threads/<uuid:thread_id>", threads.ThreadDetailApi.as_view(), name="thread"),
-    path("threads/<uuid:thread_id>/messages", messages.MessageListApi.as_view(), name="messages"),
-    path("threads/<uuid:thread_id>/runs", runs.RunStartApi.as_view(), name="runs"),
-    path("threads/<uuid:thread_id>/plan", plans.PlanApi.as_view(), name="plan"),
-    path("threads/<uuid:thread_id>/actions", actions.ActionListApi.as_view(), name="actions"),
+    path("threads/<id:thread_id>", threads.ThreadDetailApi.as_view(), name="thread"),
+    path("threads/<id:thread_id>/messages", messages.MessageListApi.as_view(), name="messages"),
+    path("threads/<id:thread_id>/runs", runs.RunStartApi.as_view(), name="runs"),
+    path("threads/<id:thread_id>/plan", plans.PlanApi.as_view(), name="plan"),
+    path("threads/<id:thread_id>/actions", actions.ActionListApi.as_view(), name="actions"),
     path(
-        "threads/<uuid:thread_id>/session-memory",
+        "threads/<id:thread_id>/session-memory",
         profiles.SessionMemoryApi.as_view(),
         name="session-memory",
     ),
@@ -42,52 +44,52 @@ urlpatterns = [
     # After the profile's route, which this one (a path, as ids may hold "/") would swallow.
     path("resources/<path:resource_id>", resources.ResourceApi.as_view(), name="resource"),
     path(
-        "threads/<uuid:thread_id>/iterations",
+        "threads/<id:thread_id>/iterations",
         plans.IterationListApi.as_view(),
         name="iterations",
     ),
     path(
-        "threads/<uuid:thread_id>/observations",
+        "threads/<id:thread_id>/observations",
         observations.ObservationListApi.as_view(),
         name="observations",
     ),
-    path("threads/<uuid:thread_id>/summary", observations.SummaryApi.as_view(), name="summary"),
+    path("threads/<id:thread_id>/summary", observations.SummaryApi.as_view(), name="summary"),
     path("runs", run_start.RunOpenApi.as_view(), name="runs-open"),
-    path("threads/<uuid:thread_id>/briefing", briefing.BriefingApi.as_view(), name="briefing"),
+    path("threads/<id:thread_id>/briefing", briefing.BriefingApi.as_view(), name="briefing"),
     path("tools", tools.ToolListApi.as_view(), name="tools"),
     path("tools/call", tools.ToolCallApi.as_view(), name="tools-call"),
-    path("runs/<uuid:run_id>", runs.RunDetailApi.as_view(), name="run"),
-    path("runs/<uuid:run_id>/finish", runs.RunFinishApi.as_view(), name="run-finish"),
+    path("runs/<id:run_id>", runs.RunDetailApi.as_view(), name="run"),
+    path("runs/<id:run_id>/finish", runs.RunFinishApi.as_view(), name="run-finish"),
     path(
-        "runs/<uuid:run_id>/checkpoints",
+        "runs/<id:run_id>/checkpoints",
         checkpoints.CheckpointListApi.as_view(),
         name="checkpoints",
     ),
     path(
-        "runs/<uuid:run_id>/artifacts",
+        "runs/<id:run_id>/artifacts",
         artifacts.ArtifactUploadApi.as_view(),
         name="artifacts-upload",
     ),
     path(
-        "threads/<uuid:thread_id>/artifacts", artifacts.ArtifactListApi.as_view(), name="artifacts"
+        "threads/<id:thread_id>/artifacts", artifacts.ArtifactListApi.as_view(), name="artifacts"
     ),
-    path("artifacts/<uuid:artifact_id>", artifacts.ArtifactDetailApi.as_view(), name="artifact"),
-    path("runs/<uuid:run_id>/snapshot", checkpoints.SnapshotApi.as_view(), name="snapshot"),
+    path("artifacts/<id:artifact_id>", artifacts.ArtifactDetailApi.as_view(), name="artifact"),
+    path("runs/<id:run_id>/snapshot", checkpoints.SnapshotApi.as_view(), name="snapshot"),
     path(
-        "checkpoints/<uuid:checkpoint_id>",
+        "checkpoints/<id:checkpoint_id>",
         checkpoints.CheckpointDetailApi.as_view(),
         name="checkpoint",
     ),
     path(
-        "checkpoints/<uuid:checkpoint_id>/resume",
+        "checkpoints/<id:checkpoint_id>/resume",
         checkpoints.CheckpointResumeApi.as_view(),
         name="checkpoint-resume",
     ),
-    path("threads/<uuid:thread_id>/context", context.ContextApi.as_view(), name="context"),
-    path("threads/<uuid:thread_id>/contexts", context.ContextListApi.as_view(), name="contexts"),
-    path("contexts/<uuid:context_id>", context.ContextDetailApi.as_view(), name="context-read"),
+    path("threads/<id:thread_id>/context", context.ContextApi.as_view(), name="context"),
+    path("threads/<id:thread_id>/contexts", context.ContextListApi.as_view(), name="contexts"),
+    path("contexts/<id:context_id>", context.ContextDetailApi.as_view(), name="context-read"),
     path(
-        "contexts/<uuid:context_a>/diff/<uuid:context_b>",
+        "contexts/<id:context_a>/diff/<id:context_b>",
         context.ContextDiffApi.as_view(),
         name="contexts-diff",
     ),
@@ -103,30 +105,30 @@ urlpatterns = [
         admin_webhooks.WebhookSecretRotateApi.as_view(),
         name="webhook-secret-rotate",
     ),
-    path("webhooks/<uuid:webhook_id>", admin_webhooks.WebhookDetailApi.as_view(), name="webhook"),
+    path("webhooks/<id:webhook_id>", admin_webhooks.WebhookDetailApi.as_view(), name="webhook"),
     path("search", search.SearchApi.as_view(), name="search"),
     path("episodic", episodic.EntryListApi.as_view(), name="entries"),
     path("episodic/recall", episodic.EntryRecallApi.as_view(), name="entries-recall"),
-    path("episodic/<uuid:entry_id>", episodic.EntryDetailApi.as_view(), name="entry"),
+    path("episodic/<id:entry_id>", episodic.EntryDetailApi.as_view(), name="entry"),
     path("knowledge-bases", knowledge.KnowledgeBaseListApi.as_view(), name="knowledge-bases"),
     path(
         "knowledge-bases/<slug:kb_slug>/documents",
         knowledge.DocumentListApi.as_view(),
         name="documents",
     ),
-    path("documents/<uuid:document_id>", knowledge.DocumentDetailApi.as_view(), name="document"),
+    path("documents/<id:document_id>", knowledge.DocumentDetailApi.as_view(), name="document"),
     path(
-        "documents/<uuid:document_id>/reindex",
+        "documents/<id:document_id>/reindex",
         knowledge.DocumentReindexApi.as_view(),
         name="document-reindex",
     ),
     path(
-        "documents/<uuid:document_id>/chunks",
+        "documents/<id:document_id>/chunks",
         knowledge.DocumentChunksApi.as_view(),
         name="document-chunks",
     ),
     path("notes", notes.NoteListApi.as_view(), name="notes"),
-    path("notes/<uuid:note_id>", notes.NoteDetailApi.as_view(), name="note"),
+    path("notes/<id:note_id>", notes.NoteDetailApi.as_view(), name="note"),
     path("memory/upsert", memory.MemoryUpsertApi.as_view(), name="memory-upsert"),
     path("memory/search", memory.MemorySearchApi.as_view(), name="memory-search"),
 ]

@@ -1,0 +1,21 @@
+"""Path converters of the API."""
+
+import uuid
+
+
+class AnyCaseUUIDConverter:
+    """A UUID in a path as uuid.UUID reads it: in either case, with or without its dashes.
+
+    Django's `uuid` converter takes lower case with dashes only, so an id written back by a
+    client that parses and prints UUIDs (Swift's uuidString is upper case) was "No such URL",
+    while the same id in a body or a query parameter was found. URLs built here (reverse, the
+    `next` links) stay lower case with dashes.
+    """
+
+    regex = "[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
+
+    def to_python(self, value: str) -> uuid.UUID:
+        return uuid.UUID(value)
+
+    def to_url(self, value) -> str:
+        return str(value)
