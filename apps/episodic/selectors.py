@@ -18,6 +18,7 @@ from apps.search.selectors import (
     search_for_agent,
 )
 from apps.tenancy.models import Agent
+from apps.tenancy.selectors import resource_id_form
 from apps.threads.models import Message
 
 
@@ -26,7 +27,7 @@ def entry_list(
 ):
     entries = MemoryEntry.objects.filter(agent=agent).select_related("resource", "extraction")
     if resource_id is not None:
-        entries = entries.filter(resource__external_id=resource_id)
+        entries = entries.filter(resource__external_id=resource_id_form(resource_id))
     if status is not None:
         entries = entries.filter(status=status)
     if kind is not None:
@@ -140,7 +141,7 @@ def entry_browse(
     if agent_id:
         entries = entries.filter(agent_id=agent_id)
     if resource:
-        entries = entries.filter(resource__external_id=resource)
+        entries = entries.filter(resource__external_id=resource_id_form(resource))
     if status:
         entries = entries.filter(status=status)
     return entries

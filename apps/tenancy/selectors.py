@@ -86,10 +86,20 @@ def _touch(api_key: ApiKey) -> bool:
     return False
 
 
+def resource_id_form(external_id: str) -> str:
+    """Return an end user's id as it is stored: in NFC, without surrounding whitespace.
+
+    Request bodies lose it already (DRF trims text fields), while paths and query parameters
+    kept it: PUT /resources/%20bob%20/profile made a second end user " bob " that no body
+    could name, and ?resource_id=%20ann%20 listed nothing of ann.
+    """
+    return name_normalise(external_id.strip())
+
+
 def resource_find(*, project: Project, external_id: str) -> Resource | None:
-    """Return the project's end user with this id, taken in NFC (as resource_get_or_create
-    stores it), or None."""
-    external_id = name_normalise(external_id)
+    """Return the project's end user with this id, taken as resource_get_or_create stores it
+    (resource_id_form), or None."""
+    external_id = resource_id_form(external_id)
     return Resource.objects.filter(project=project, external_id=external_id).first()
 
 

@@ -70,9 +70,7 @@ urlpatterns = [
         artifacts.ArtifactUploadApi.as_view(),
         name="artifacts-upload",
     ),
-    path(
-        "threads/<id:thread_id>/artifacts", artifacts.ArtifactListApi.as_view(), name="artifacts"
-    ),
+    path("threads/<id:thread_id>/artifacts", artifacts.ArtifactListApi.as_view(), name="artifacts"),
     path("artifacts/<id:artifact_id>", artifacts.ArtifactDetailApi.as_view(), name="artifact"),
     path("runs/<id:run_id>/snapshot", checkpoints.SnapshotApi.as_view(), name="snapshot"),
     path(
