@@ -34,6 +34,7 @@ class UpsertResult:
     document: Document
     chunk: Chunk
     created: bool
+    namespace: str  # the knowledge base's slug, as stored (case-folded, NFC)
 
 
 def knowledge_base_get_or_create(
@@ -79,7 +80,7 @@ def memory_upsert(
     digest = text_hash(content)
     existing = Document.objects.filter(knowledge_base=kb, content_hash=digest).first()
     if existing is not None:
-        return _upserted_before(existing, namespace)
+        return _upserted_before(existing, kb.slug)
     try:
         with transaction.atomic():
             source = _source_get_or_create(kb=kb, kind=SourceKind.API, label="memory upsert")
@@ -109,8 +110,8 @@ def memory_upsert(
             _audit_document(document, actor, "document.create", source="memory upsert")
     except IntegrityError:
         document = Document.objects.get(knowledge_base=kb, content_hash=digest)
-        return _upserted_before(document, namespace)
-    return UpsertResult(document, chunk, created=True)
+        return _upserted_before(document, kb.slug)
+    return UpsertResult(document, chunk, created=True, namespace=kb.slug)
 
 
 def _upserted_before(document: Document, namespace: str) -> UpsertResult:
@@ -121,7 +122,7 @@ def _upserted_before(document: Document, namespace: str) -> UpsertResult:
             f"content: the same text is document {document.pk} of namespace {namespace!r}, "
             f"which is {document.status} and has no chunk yet; retry once it is ready."
         )
-    return UpsertResult(document, chunk, created=False)
+    return UpsertResult(document, chunk, created=False, namespace=namespace)
 
 
 @dataclass(frozen=True)

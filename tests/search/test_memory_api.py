@@ -26,6 +26,17 @@ def test_upsert_creates_the_namespace_and_stores_content_once(alice):
     assert again.json()["created"] is False
 
 
+def test_an_upsert_answers_the_namespace_as_stored_whatever_case_it_was_sent_in(alice):
+    fact = "Backups run at 02:00."
+    first = alice.post("/api/v1/memory/upsert", {"content": fact, "namespace": "Ops-Team"})
+    again = alice.post("/api/v1/memory/upsert", {"content": fact, "namespace": "OPS-TEAM"})
+    found = alice.post("/api/v1/memory/search", {"query": "backups", "namespace": "ops-team"})
+
+    assert (first.json()["namespace"], again.json()["namespace"]) == ("ops-team", "ops-team")
+    assert again.json()["id"] == first.json()["id"]
+    assert [hit["content"] for hit in found.json()["results"]] == [fact]
+
+
 def test_an_upsert_audits_the_namespace_it_creates_and_the_fact_it_stores(alice):
     for content in ("Coolify requires the pgvector image.", "Coolify requires the pgvector image."):
         alice.post("/api/v1/memory/upsert", {"content": content, "namespace": "janagi"})

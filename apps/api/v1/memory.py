@@ -50,7 +50,7 @@ class MemoryUpsertApi(ApiView):
         body = {
             "id": str(result.chunk.id),
             "document_id": result.document.id,
-            "namespace": params["namespace"],
+            "namespace": result.namespace,  # as stored: "KB-A" is the base kb-a
             "created": result.created,
         }
         return Response(
