@@ -47,9 +47,12 @@ def observations_choose(
         spent += tokens[index]
     for index in _by_relevance(pieces, terms):
         take(index)
+    smallest = min(tokens, default=0)
     for index in range(len(pieces) - 1, -1, -1):
+        if room < smallest:  # nothing more fits (500 observations: most of them, in a tool loop)
+            break
         take(index)
-    return [piece for index, piece in enumerate(pieces) if index in chosen]
+    return [pieces[index] for index in sorted(chosen)]
 
 
 def _by_relevance(pieces: list[Piece], terms: list[str]) -> list[int]:
@@ -64,8 +67,10 @@ def _by_relevance(pieces: list[Piece], terms: list[str]) -> list[int]:
         for stem in found:
             frequency[stem] += 1
     weight = {stem: math.log(1 + len(pieces) / count) for stem, count in frequency.items() if count}
-    scored = [(sum(weight[stem] for stem in found), index) for index, found in enumerate(held)]
-    return [index for score, index in sorted(scored, key=lambda s: (-s[0], -s[1])) if score > 0]
+    scored = [
+        (sum(weight[stem] for stem in found), index) for index, found in enumerate(held) if found
+    ]
+    return [index for score, index in sorted(scored, key=lambda s: (-s[0], -s[1]))]
 
 
 def seq_ranges(pieces: list[Piece]) -> str:
