@@ -44,6 +44,20 @@ def test_a_file_uploads_lists_and_downloads_byte_identical(alice, run):
     assert download["X-Content-SHA256"] == body["sha256"]
 
 
+def test_a_text_file_keeps_the_charset_it_was_sent_with(alice, run):
+    latin = "Café au lait, 3 €".encode("cp1252")
+    created = upload(alice, run["id"], "menu.txt", latin, "text/plain; charset=windows-1252")
+    plain = upload(alice, run["id"], "notes.txt", b"plain", "text/plain")
+    assert created.status_code == 201, created.content
+
+    download = alice.get(f"/api/v1/artifacts/{created.json()['id']}")
+
+    assert created.json()["content_type"] == "text/plain; charset=windows-1252"
+    assert download["Content-Type"] == "text/plain; charset=windows-1252"
+    assert download.content.decode("cp1252") == "Café au lait, 3 €"
+    assert plain.json()["content_type"] == "text/plain; charset=utf-8"  # none sent: UTF-8
+
+
 def test_json_text_is_an_artifact_with_a_type_from_its_name(alice, run):
     created = alice.post(
         f"/api/v1/runs/{run['id']}/artifacts",

@@ -89,7 +89,7 @@ class ArtifactUploadApi(ApiView):
                 name=data.validated_data["name"] or upload.name or "",
                 kind=data.validated_data["kind"],
                 content=upload.read(),
-                content_type=upload.content_type or "",
+                content_type=_sent_type(upload),
                 actor=actor_name(request),
                 field="file",
             )
@@ -160,3 +160,15 @@ class ArtifactDetailApi(ApiView):
         )
         runstate_services.artifact_delete(artifact=artifact, actor=actor_name(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _sent_type(upload) -> str:
+    """The file part's content type as it was sent, its charset included: Django's parser keeps
+    the charset apart (upload.charset), and without it a Latin-1 text file was stored, and
+    served back, as UTF-8 (text without a charset is marked UTF-8)."""
+    if not upload.content_type:
+        return ""
+    charset = upload.charset  # the multipart parser gives it as the header's bytes
+    if isinstance(charset, bytes):
+        charset = charset.decode("latin-1")
+    return upload.content_type + (f"; charset={charset}" if charset else "")
