@@ -266,3 +266,29 @@ def test_an_unknown_knowledge_base_or_another_projects_document_is_a_404(alice, 
     assert carol.get(f"/api/v1/documents/{document['id']}").status_code == 404
     assert carol.delete(f"/api/v1/documents/{document['id']}").status_code == 404
     assert Document.objects.filter(pk=document["id"]).exists()
+
+
+@pytest.mark.parametrize(
+    "name, says",
+    [
+        (b"report\x00.md", "control character U+0000"),
+        (b"report\x1b[31m.md", "control character U+001B"),
+        ("r\u202eport.md".encode(), "bidirectional control character U+202E"),
+    ],
+)
+def test_a_file_name_with_a_control_character_is_refused_not_cut(alice, kb, name, says):
+    # Django's parser dropped such characters silently ("report.md").
+    body = (
+        b"--XyZ\r\n"
+        b'Content-Disposition: form-data; name="file"; filename="' + name + b'"\r\n'
+        b"Content-Type: text/markdown\r\n\r\n# hi\r\n--XyZ--\r\n"
+    )
+
+    response = alice.client.generic(
+        "POST", kb, body, content_type="multipart/form-data; boundary=XyZ"
+    )
+
+    assert response.status_code == 400, response.content
+    assert says in response.json()["error"]["message"]
+    assert Document.objects.count() == 0
+

@@ -12,7 +12,13 @@ from django.http.multipartparser import MultiPartParserError
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import BaseParser, DataAndFiles, JSONParser, MultiPartParser
 
-from apps.core.text import LONE_SURROGATE, LONE_SURROGATE_PROBLEM, json_nodes, non_finite_number
+from apps.core.text import (
+    LONE_SURROGATE,
+    LONE_SURROGATE_PROBLEM,
+    json_nodes,
+    name_problem,
+    non_finite_number,
+)
 
 
 class _PlainNameParser(DjangoMultiPartParser):
@@ -21,6 +27,10 @@ class _PlainNameParser(DjangoMultiPartParser):
             raise MultiPartParserError(
                 f"file name {file_name!r} has folders in it; send a plain file name"
             )
+        # Django drops a name's unprintable characters without a word ("a\x00.txt" became
+        # "a.txt"); a name holding one is refused instead, as a JSON name is.
+        if problem := name_problem(file_name):
+            raise MultiPartParserError(f"file name {file_name!r} {problem}")
         return super().sanitize_file_name(file_name)
 
 
