@@ -35,3 +35,18 @@ def test_what_is_no_uuid_is_still_no_such_url(alice):
 
     assert response.status_code == 404
     assert response.json()["error"]["message"].startswith("No such URL")
+
+
+def test_page_links_write_the_id_as_the_server_does(alice):
+    thread = alice.new_thread()
+    run = alice.post(f"/api/v1/threads/{thread['id']}/runs", {}).json()
+    for _ in range(2):
+        alice.post(f"/api/v1/runs/{run['id']}/checkpoints", {"state": {}})
+
+    for spelt in (run["id"].upper(), run["id"].replace("-", "")):
+        page = alice.get(f"/api/v1/runs/{spelt}/checkpoints", {"limit": 1}).json()
+
+        assert f"/api/v1/runs/{run['id']}/checkpoints?" in page["next"], page["next"]
+        assert "limit=1" in page["next"] and "cursor=" in page["next"]
+        following = alice.get(page["next"])
+        assert following.status_code == 200 and len(following.json()["results"]) == 1

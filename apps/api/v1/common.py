@@ -10,6 +10,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, models
 from django.http import QueryDict
+from django.urls import reverse
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions, serializers
@@ -300,6 +301,18 @@ def total_order(ordering: str, model) -> tuple[str, str]:
     return (ordering, f"{sign}id")
 
 
+def _canonical_url(request) -> str:
+    """The request's absolute URL with its path written as the server writes it: an id sent in
+    upper case or without dashes (the converter takes either) is lower case with dashes in the
+    page links, as in every answer."""
+    match = request.resolver_match
+    if match is None or not match.view_name:
+        return request.build_absolute_uri()
+    path = reverse(match.view_name, args=match.args, kwargs=match.kwargs)
+    query = request.META.get("QUERY_STRING", "")
+    return request.build_absolute_uri(f"{path}?{query}" if query else path)
+
+
 class IdCursorPagination(CursorPagination):
     """Cursor pages in creation order, newest first (see total_order)."""
 
@@ -321,11 +334,13 @@ class IdCursorPagination(CursorPagination):
         if isinstance(self.ordering, str):
             self.ordering = total_order(self.ordering, self.model)
         try:
-            return super().paginate_queryset(queryset, request, view)
+            page = super().paginate_queryset(queryset, request, view)
         except exceptions.NotFound:
             raise exceptions.ValidationError(
                 {"cursor": ["Invalid cursor: pass the 'next' or 'previous' link of a page."]}
             ) from None
+        self.base_url = _canonical_url(request)
+        return page
 
     def decode_cursor(self, request):
         """Decode the cursor, refusing one this server cannot have issued.
