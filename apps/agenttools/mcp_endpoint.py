@@ -26,6 +26,7 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework.exceptions import Throttled
 
 from apps.core.errors import error_body
+from apps.core.text import RepeatedKey, object_once
 from apps.core.throttling import ApiKeyRateThrottle
 from apps.tenancy.selectors import KeyRejected, api_key_authenticate
 
@@ -98,11 +99,15 @@ def envelope_problem(body: bytes) -> str | None:
 
     The SDK reads a message whose id is an object, an array, a fraction or a boolean as a
     notification, answers 202 and drops it, so the client waits for an answer that never comes;
-    and it answers a wrong `jsonrpc` or `method` with a union's validation dump under "Invalid
-    params". MCP wants an id that is a string or an integer, and one message per POST.
+    it answers a wrong `jsonrpc`, a missing `method` or `params` that are no object with a
+    union's validation dump under "Invalid params"; and it keeps the last value of a key an
+    object repeats, where a REST body is refused. MCP wants an id that is a string or an
+    integer, and one message per POST.
     """
     try:
-        message = json.loads(body)
+        message = json.loads(body, object_pairs_hook=object_once)
+    except RepeatedKey as repeated:  # the SDK's parser kept the last value without a word
+        return str(repeated).rstrip(".")
     except ValueError:
         return None
     if not isinstance(message, dict):
@@ -115,6 +120,10 @@ def envelope_problem(body: bytes) -> str | None:
         return "id: must be a string or an integer (MCP allows no other ids)"
     if "method" in message and not isinstance(message["method"], str):
         return "method: must be a string, the name of the method"
+    if "method" not in message and not {"result", "error"} & message.keys():
+        return "method: required (a request or notification names its method)"
+    if "params" in message and not isinstance(message["params"], dict):
+        return "params: must be an object"
     return None
 
 

@@ -19,7 +19,14 @@ from pydantic import BaseModel, ValidationError
 from apps.audit.services import audit_record
 from apps.core.errors import ApplicationError
 from apps.core.metrics import tool_call_record
-from apps.core.text import JSON_MAX_DEPTH, json_path, json_too_deep, non_finite_number
+from apps.core.text import (
+    JSON_MAX_DEPTH,
+    RepeatedKey,
+    json_path,
+    json_too_deep,
+    non_finite_number,
+    object_once,
+)
 from apps.tenancy.models import Agent
 
 
@@ -116,10 +123,12 @@ def _tool_run(*, agent: Agent, name: str, arguments) -> dict:
     )
     if isinstance(arguments, str):  # as a chat model writes them: a JSON text
         try:
-            arguments = json.loads(arguments or "{}")
+            arguments = json.loads(arguments or "{}", object_pairs_hook=object_once)
         except RecursionError:
             # json.loads recurses once per level: thousands of them would be a 500.
             raise too_deep from None
+        except RepeatedKey as repeated:  # as a REST body's: json.loads kept the last value
+            raise ToolError(f"arguments: {repeated}") from None
         except ValueError:
             raise ToolError("arguments: not valid JSON; send a JSON object.") from None
     if json_too_deep(arguments):

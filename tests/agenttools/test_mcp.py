@@ -196,6 +196,8 @@ def test_a_nan_in_the_arguments_is_a_tool_error_naming_the_argument(live_server,
         ({"id": 1, "method": "tools/list"}, 'jsonrpc: must be "2.0"'),
         ({"jsonrpc": "2.0", "id": 1, "method": 5}, "method: must be a string"),
         ([{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}], "send one JSON-RPC message"),
+        ({"jsonrpc": "2.0", "id": 1}, "method: required"),
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": []}, "params: must be"),
     ],
 )
 def test_a_malformed_message_is_an_invalid_request_naming_what_to_fix(
@@ -208,6 +210,27 @@ def test_a_malformed_message_is_an_invalid_request_naming_what_to_fix(
     assert error["code"] == -32600
     assert error["message"].startswith(f"Invalid request: {says}")
     assert response.json()["id"] is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "tools/list"}',
+        '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "append_messages",'
+        ' "arguments": {"thread_id": "%s", "messages": [{"role": "user", "content": "hi",'
+        ' "metadata": {"a": 1, "a": 2}}]}}}',
+    ],
+)
+def test_a_key_repeated_in_one_object_is_an_invalid_request(live_server, alice, body):
+    thread = alice.new_thread()["id"]
+
+    response = post_raw(f"{live_server.url}/mcp", alice.key, content=body.replace("%s", thread))
+
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == -32600
+    assert "appears 2 times in one object; send it once" in error["message"]
+    assert not Message.objects.exists()
 
 
 def test_a_string_id_is_answered_under_it(live_server, alice):

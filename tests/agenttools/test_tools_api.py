@@ -128,6 +128,11 @@ def test_arguments_may_come_as_the_json_text_a_model_writes(alice):
     [
         ("nope", {}, "No tool 'nope'; the tools are: get_context"),
         ("recall_memory", "{not json", "arguments: not valid JSON"),
+        (
+            "recall_memory",
+            '{"query": "a", "query": "b"}',
+            "arguments: the key 'query' appears 2 times in one object; send it once.",
+        ),
         ("recall_memory", [1], "arguments: must be a JSON object"),
         ("recall_memory", {}, "arguments.query: Field required"),
         (

@@ -3,7 +3,6 @@ a key repeated in one object and text that is not Unicode."""
 
 import codecs
 import json
-from collections import Counter
 
 import orjson
 from django.conf import settings
@@ -15,9 +14,11 @@ from rest_framework.parsers import BaseParser, DataAndFiles, JSONParser, MultiPa
 from apps.core.text import (
     LONE_SURROGATE,
     LONE_SURROGATE_PROBLEM,
+    RepeatedKey,
     json_nodes,
     name_problem,
     non_finite_number,
+    object_once,
 )
 
 
@@ -90,13 +91,10 @@ class DepthSafeJSONParser(BaseParser):
             data = json.load(
                 codecs.getreader(encoding)(stream),
                 parse_constant=constant,
-                object_pairs_hook=_object_once,
+                object_pairs_hook=object_once,
             )
-        except _RepeatedKey as repeated:
-            raise ParseError(
-                f"JSON parse error - the key {repeated.key!r} appears {repeated.count} times in "
-                "one object; send it once."
-            ) from None
+        except RepeatedKey as repeated:
+            raise ParseError(f"JSON parse error - {repeated}") from None
         except ValueError as exc:
             raise ParseError(f"JSON parse error - {exc}") from None
         except RecursionError:
@@ -113,24 +111,6 @@ class DepthSafeJSONParser(BaseParser):
         except orjson.JSONEncodeError:
             _refuse_lone_surrogates(data)  # or it failed on what it cannot take (2**64 and up)
         return data
-
-
-class _RepeatedKey(ValueError):
-    def __init__(self, key: str, count: int):
-        super().__init__(key)
-        self.key, self.count = key, count
-
-
-def _object_once(pairs: list[tuple[str, object]]) -> dict:
-    """Build a JSON object, refusing a key it holds twice: json.load keeps the last value, so
-    {"top_k": 1, "top_k": 50} searched for 50 without a word. Only a repeat costs more than the
-    dict itself: a 1,000-message batch (120 KB) parses in 1.2 ms against 0.6 without the check."""
-    built = dict(pairs)
-    if len(built) != len(pairs):
-        counts = Counter(key for key, _ in pairs)
-        key = next(key for key, count in counts.items() if count > 1)
-        raise _RepeatedKey(key, counts[key])
-    return built
 
 
 def _refuse_lone_surrogates(data) -> None:
