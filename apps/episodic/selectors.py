@@ -18,7 +18,7 @@ from apps.search.selectors import (
     search_for_agent,
 )
 from apps.tenancy.models import Agent
-from apps.tenancy.selectors import resource_id_form
+from apps.tenancy.selectors import resource_id_clean, resource_id_form
 from apps.threads.models import Message
 
 
@@ -27,7 +27,7 @@ def entry_list(
 ):
     entries = MemoryEntry.objects.filter(agent=agent).select_related("resource", "extraction")
     if resource_id is not None:
-        entries = entries.filter(resource__external_id=resource_id_form(resource_id))
+        entries = entries.filter(resource__external_id=resource_id_clean(resource_id))
     if status is not None:
         entries = entries.filter(status=status)
     if kind is not None:

@@ -97,7 +97,7 @@ def checkpoint_create(*, run: Run, state: dict, reason: str = "") -> Checkpoint:
         status = _lock_run(run.pk)
         if status not in OPEN_STATUSES:
             raise Conflict(
-                f"Run is {status}: only a running run can be suspended at a checkpoint.",
+                f"Run is {status}: only a running or suspended run takes a checkpoint.",
                 details={"status": status},
             )
         checkpoint = Checkpoint.objects.create(run=run, state=state, reason=reason)

@@ -11,7 +11,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from apps.core.database_errors import database_busy
-from apps.core.text import name_normalise
+from apps.core.text import name_normalise, name_problem
 from apps.tenancy.keys import key_matches, key_prefix
 from apps.tenancy.models import Agent, ApiKey, Project, Resource
 
@@ -96,10 +96,29 @@ def resource_id_form(external_id: str) -> str:
     return name_normalise(external_id.strip())
 
 
+def resource_id_clean(external_id: str) -> str:
+    """Return an end user's id as it is stored (resource_id_form), or refuse it (400 naming
+    resource_id) when it is blank or holds a control or bidirectional control character.
+
+    One end user is one id however its letters were composed, so forgetting them misses none
+    of their rows; reads take it as writes do, so an id no write can store is a 400 for both.
+    """
+    # Imported here: apps.core.errors loads DRF's views, whose settings load this app's
+    # authentication class, which imports this module.
+    from apps.core.errors import ApplicationError
+
+    cleaned = resource_id_form(external_id)
+    problem = name_problem(cleaned) if cleaned else "is blank; send the end user's id"
+    if problem:
+        message = f"{(cleaned or external_id)!r} {problem}."
+        raise ApplicationError(f"resource_id: {message}", details={"resource_id": [message]})
+    return cleaned
+
+
 def resource_find(*, project: Project, external_id: str) -> Resource | None:
     """Return the project's end user with this id, taken as resource_get_or_create stores it
-    (resource_id_form), or None."""
-    external_id = resource_id_form(external_id)
+    (resource_id_clean, so a blank id is a 400), or None."""
+    external_id = resource_id_clean(external_id)
     return Resource.objects.filter(project=project, external_id=external_id).first()
 
 

@@ -6,11 +6,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from apps.audit.services import audit_record
-from apps.core.errors import ApplicationError
-from apps.core.text import name_problem
 from apps.tenancy.keys import key_generate
 from apps.tenancy.models import Agent, ApiKey, KeyScope, Project, Resource
-from apps.tenancy.selectors import api_key_forget, resource_id_form
+from apps.tenancy.selectors import api_key_forget, resource_id_clean
 
 
 @dataclass(frozen=True)
@@ -94,18 +92,3 @@ def resource_get_or_create(*, project: Project, external_id: str) -> Resource:
             return Resource.objects.create(project=project, external_id=external_id)
     except IntegrityError:
         return Resource.objects.get(project=project, external_id=external_id)
-
-
-def resource_id_clean(external_id: str) -> str:
-    """Return an end user's id in NFC without surrounding whitespace, or refuse it (400 naming
-    resource_id).
-
-    One end user is one id however its letters were composed, so forgetting them misses none
-    of their rows; an id with control or bidirectional control characters is refused.
-    """
-    external_id = resource_id_form(external_id)
-    problem = name_problem(external_id) or (None if external_id else "is blank; send the id")
-    if problem:
-        message = f"{external_id!r} {problem}."
-        raise ApplicationError(f"resource_id: {message}", details={"resource_id": [message]})
-    return external_id

@@ -6,14 +6,14 @@ from django.db.models import Count, F, Q, QuerySet, Sum
 
 from apps.core.errors import NotFound
 from apps.tenancy.models import Agent
-from apps.tenancy.selectors import resource_id_form
+from apps.tenancy.selectors import resource_id_clean, resource_id_form
 from apps.threads.models import Message, Run, Thread
 
 
 def thread_list(*, agent: Agent, resource_id: str | None = None, channel: str | None = None):
     threads = Thread.objects.filter(agent=agent).select_related("resource")
     if resource_id is not None:
-        threads = threads.filter(resource__external_id=resource_id_form(resource_id))
+        threads = threads.filter(resource__external_id=resource_id_clean(resource_id))
     if channel is not None:
         threads = threads.filter(channel=channel)
     return threads

@@ -13,7 +13,8 @@ from apps.core.errors import Conflict, NotFound, Unprocessable
 from apps.providers.tokens import count_message_tokens
 from apps.search.indexing import index_messages
 from apps.tenancy.models import Agent
-from apps.tenancy.services import resource_get_or_create, resource_id_clean
+from apps.tenancy.selectors import resource_id_clean
+from apps.tenancy.services import resource_get_or_create
 from apps.threads.hooks import messages_appended
 from apps.threads.models import Message, Run, RunStatus, Thread
 from apps.threads.outcome import message_outcome

@@ -121,7 +121,7 @@ def test_each_message_shows_its_token_count(operator, conversation):
 def test_the_run_band_opens_the_run_and_messages_outside_it_follow(operator, conversation):
     content = _page(operator, conversation)
 
-    band = content.index('<li class="run-band run-running"')
+    band = content.index('<li class="run-band run-suspended"')  # it waits at a checkpoint
     assert "Run turn 1" in content[band : content.index("</li>", band)]
     # The call (#2) is in the run; the step holding it and its result ends the run's rail.
     assert (

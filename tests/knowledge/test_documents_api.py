@@ -291,4 +291,3 @@ def test_a_file_name_with_a_control_character_is_refused_not_cut(alice, kb, name
     assert response.status_code == 400, response.content
     assert says in response.json()["error"]["message"]
     assert Document.objects.count() == 0
-

@@ -108,7 +108,7 @@ def test_a_finished_run_cannot_be_suspended_at_a_checkpoint(alice):
 
     assert response.status_code == 409
     assert response.json()["error"]["details"] == {"status": "succeeded"}
-    assert "running run" in response.json()["error"]["message"]
+    assert "only a running or suspended run" in response.json()["error"]["message"]
     assert Checkpoint.objects.count() == 0
 
 

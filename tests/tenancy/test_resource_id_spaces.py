@@ -23,9 +23,32 @@ def test_an_id_of_spaces_only_in_a_path_is_refused_naming_it(alice):
     response = alice.put("/api/v1/resources/%20%20/profile", {"content": "x", "version": 0})
 
     assert response.status_code == 400, response.content
-    assert response.json()["error"]["message"].startswith("resource_id: ")
-    assert "blank" in response.json()["error"]["message"]
+    assert response.json()["error"]["message"] == (
+        "resource_id: '  ' is blank; send the end user's id."
+    )
     assert not Resource.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "method, path, query",
+    [
+        ("get", "/api/v1/resources/%20%20/profile", {}),
+        ("delete", "/api/v1/resources/%20%20", {}),
+        ("get", "/api/v1/threads", {"resource_id": "  "}),
+        ("get", "/api/v1/episodic", {"resource_id": "  "}),
+    ],
+)
+def test_reads_refuse_an_id_of_spaces_only_as_writes_do(alice, method, path, query):
+    headers = {"Authorization": f"Bearer {alice.key}"}
+    if method == "get":
+        response = alice.client.get(path, query, headers=headers)
+    else:
+        response = alice.client.delete(path, headers=headers)
+
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"] == (
+        "resource_id: '  ' is blank; send the end user's id."
+    )
 
 
 @pytest.fixture

@@ -21,8 +21,8 @@ from apps.episodic import edits, selectors, services
 from apps.episodic.approval import ORIGINS, origin_filter
 from apps.episodic.models import LIVE_STATUSES, EntryKind, EntrySource, EntryStatus
 from apps.memconfig.selectors import config_effective
-from apps.tenancy.selectors import resource_find
-from apps.tenancy.services import resource_get_or_create, resource_id_clean
+from apps.tenancy.selectors import resource_find, resource_id_clean
+from apps.tenancy.services import resource_get_or_create
 from apps.threads.selectors import message_get, thread_get
 
 # Plain values, not the enum members: a message that names the source shows what was sent.
