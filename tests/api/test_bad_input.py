@@ -112,6 +112,15 @@ def test_it_refuses_json_the_database_cannot_store(
     assert fix in message
 
 
+def test_a_null_body_is_refused_not_read_as_an_empty_one(alice, ids):
+    response = send(alice, "post", f"/api/v1/threads/{ids['thread']}/runs", None)
+
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"] == (
+        "JSON parse error - the body is null; send a JSON object."
+    )
+
+
 def test_a_body_that_is_only_infinity_is_a_parse_error(alice, ids):
     response = send(alice, "post", "/api/v1/search", float("inf"))
 
