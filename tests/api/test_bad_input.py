@@ -112,6 +112,18 @@ def test_it_refuses_json_the_database_cannot_store(
     assert fix in message
 
 
+@pytest.mark.parametrize("number", ["1e400", "-2.5E+999"])
+def test_a_number_too_large_for_a_double_is_refused_naming_it(alice, ids, number):
+    body = f'{{"query": "x", "min_similarity": {number}}}'
+
+    response = alice.client.generic("POST", "/api/v1/search", body, content_type="application/json")
+
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"] == (
+        f"min_similarity: {number} is too large a number; send one within ±1.7e308, or null."
+    )
+
+
 def test_a_null_body_is_refused_not_read_as_an_empty_one(alice, ids):
     response = send(alice, "post", f"/api/v1/threads/{ids['thread']}/runs", None)
 

@@ -3,6 +3,7 @@ a key repeated in one object and text that is not Unicode."""
 
 import codecs
 import json
+import math
 
 import orjson
 from django.conf import settings
@@ -82,15 +83,23 @@ class DepthSafeJSONParser(BaseParser):
     def parse(self, stream, media_type=None, parser_context=None):
         encoding = (parser_context or {}).get("encoding") or settings.DEFAULT_CHARSET
         constants: list[str] = []  # NaN, Infinity, -Infinity, as they were read
+        overflows: list[str] = []  # numbers beyond a double (1e400), which read as infinities
 
         def constant(word: str) -> float:
             constants.append(word)
             return float(word)
 
+        def number(text: str) -> float:
+            value = float(text)
+            if math.isinf(value):
+                overflows.append(text)
+            return value
+
         try:
             data = json.load(
                 codecs.getreader(encoding)(stream),
                 parse_constant=constant,
+                parse_float=number,
                 object_pairs_hook=object_once,
             )
         except RepeatedKey as repeated:
@@ -102,8 +111,8 @@ class DepthSafeJSONParser(BaseParser):
             raise ParseError(
                 "JSON parse error - the body nests too deeply; flatten it to at most 100 levels."
             ) from None
-        if constants:
-            _refuse_non_finite(data)
+        if constants or overflows:
+            _refuse_non_finite(data, overflows)
         if data is None:
             # DRF reads a null body as no body, so an operation whose fields all have defaults
             # (starting a run, say) went ahead as if {} had been sent.
@@ -136,14 +145,19 @@ def _refuse_lone_surrogates(data) -> None:
                     _refuse(path, f"The key {key!r} {LONE_SURROGATE_PROBLEM}.")
 
 
-def _refuse_non_finite(data) -> None:
+def _refuse_non_finite(data, overflows: list[str]) -> None:
     """Refuse a NaN or infinity, naming where it is (messages[0].payload.score: NaN is ...).
 
     DRF's parser refused them with the parse error alone; the words are read as floats first
     (a parse_constant that raises cannot know its key) and found again only when there was one.
+    A number too large for a double (1e400) reads as an infinity and is refused as too large
+    (it was "Value must be valid JSON." or "A valid number is required.", naming no number).
     """
     path, spelt = non_finite_number(data)
-    message = f"{spelt} is not a JSON number; send a finite number, or null."
+    if spelt != "NaN" and overflows:
+        message = f"{overflows[0]} is too large a number; send one within ±1.7e308, or null."
+    else:
+        message = f"{spelt} is not a JSON number; send a finite number, or null."
     if not path:
         raise ParseError(f"JSON parse error - {message}")
     _refuse(path, message)
