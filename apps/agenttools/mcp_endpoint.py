@@ -75,18 +75,25 @@ def _throttled(api_key) -> HttpResponse | None:
     throttle = ApiKeyRateThrottle()
     if throttle.allow_request(SimpleNamespace(auth=api_key), None):
         return None
-    from mcp_types import ErrorData, JSONRPCError
-
     refused = Throttled(throttle.wait())
-    error = ErrorData(
-        code=RATE_LIMITED,
-        message=f"{refused.detail} (API_RATE_LIMIT of this API key)",
+    response = _rpc_error(
+        RATE_LIMITED,
+        f"{refused.detail} (API_RATE_LIMIT of this API key)",
+        status=429,
         data={"retry_after": refused.wait},
     )
-    body = JSONRPCError(jsonrpc="2.0", id=None, error=error).model_dump_json(by_alias=True)
-    response = HttpResponse(body, status=429, content_type="application/json")
     response["Retry-After"] = str(refused.wait)
     return response
+
+
+def _rpc_error(code: int, message: str, *, status: int, data=None) -> HttpResponse:
+    """A JSON-RPC error answered by this view itself, before the SDK (id null: the request's
+    own id is not trusted or not read)."""
+    from mcp_types import ErrorData, JSONRPCError
+
+    error = ErrorData(code=code, message=message, data=data)
+    body = JSONRPCError(jsonrpc="2.0", id=None, error=error).model_dump_json(by_alias=True)
+    return HttpResponse(body, status=status, content_type="application/json")
 
 
 # JSON-RPC's code for a message that is JSON but no valid request.
@@ -127,14 +134,6 @@ def envelope_problem(body: bytes) -> str | None:
     return None
 
 
-def _invalid_request(problem: str) -> HttpResponse:
-    from mcp_types import ErrorData, JSONRPCError
-
-    error = ErrorData(code=INVALID_REQUEST, message=f"Invalid request: {problem}.")
-    body = JSONRPCError(jsonrpc="2.0", id=None, error=error).model_dump_json(by_alias=True)
-    return HttpResponse(body, status=400, content_type="application/json")
-
-
 @csrf_exempt  # a bearer-key API, like the REST one: no cookies, so no cross-site forgery
 def mcp_view(request):
     """Serve one Streamable HTTP POST of the MCP protocol for the agent of the bearer key."""
@@ -159,7 +158,7 @@ def mcp_view(request):
     # ApiBodyLimitMiddleware has held Content-Length to API_MAX_BODY_BYTES, as for the REST API.
     sent = request.read()
     if (problem := envelope_problem(sent)) is not None:
-        return _invalid_request(problem)
+        return _rpc_error(INVALID_REQUEST, f"Invalid request: {problem}.", status=400)
     status, headers, body = serve(_scope(request), sent, api_key.agent)
     response = HttpResponse(body, status=status)
     for name, value in headers:

@@ -21,8 +21,7 @@ from apps.runstate.models import (
     RunSnapshot,
 )
 from apps.search.indexing import index_artifact
-from apps.threads.models import Run, RunStatus, Thread
-from apps.threads.services import OPEN_STATUSES
+from apps.threads.models import OPEN_STATUSES, Run, RunStatus, Thread
 
 
 def plan_put(*, thread: Thread, expected_version: int, fields: dict) -> Plan:

@@ -104,6 +104,11 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled"
 
 
+# A run is open until it is finished once, as one of the others.
+OPEN_STATUSES = (RunStatus.RUNNING, RunStatus.SUSPENDED)
+FINISHED_STATUSES = tuple(status for status in RunStatus.values if status not in OPEN_STATUSES)
+
+
 class Run(BaseModel):
     """One turn or task of an agent in a thread, from start to finish."""
 

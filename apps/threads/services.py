@@ -16,7 +16,7 @@ from apps.tenancy.models import Agent
 from apps.tenancy.selectors import resource_id_clean
 from apps.tenancy.services import resource_get_or_create
 from apps.threads.hooks import messages_appended
-from apps.threads.models import Message, Run, RunStatus, Thread
+from apps.threads.models import FINISHED_STATUSES, OPEN_STATUSES, Message, Run, Thread
 from apps.threads.outcome import message_outcome
 
 
@@ -268,10 +268,6 @@ def _advance_counters(thread: Thread, new: list[Message], last_seq: int, now) ->
         last_message_at=newest,
         updated_at=now,
     )
-
-
-OPEN_STATUSES = (RunStatus.RUNNING, RunStatus.SUSPENDED)
-FINISHED_STATUSES = tuple(status for status in RunStatus.values if status not in OPEN_STATUSES)
 
 
 def run_start(*, thread: Thread, name: str = "", metadata: dict | None = None) -> Run:

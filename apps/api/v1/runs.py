@@ -6,8 +6,7 @@ from rest_framework.response import Response
 
 from apps.api.v1.common import ApiView, MetadataField, StrictSerializer, principal
 from apps.threads import selectors, services
-from apps.threads.models import RunStatus
-from apps.threads.services import FINISHED_STATUSES
+from apps.threads.models import FINISHED_STATUSES, RunStatus
 
 
 class RunSerializer(serializers.Serializer):

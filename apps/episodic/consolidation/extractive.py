@@ -53,23 +53,29 @@ def batch_keep(*, thread, batch, config, known: KnownEntries, candidate) -> tupl
 def _recovered(thread, batch, calls: dict) -> set[int]:
     """Return the seqs of the batch's failed results whose call was made again, with the same
     tool and arguments, and then succeeded (in the batch or just after it)."""
-    failed = {
-        message.seq: fallback.call_signature(calls[message.seq])
-        for message in batch
-        if message.seq in calls and message_outcome(message).error
-    }
+    steps = _steps(batch, calls)
+    failed = {seq: signature for seq, (signature, error) in steps.items() if error}
     if not failed:
         return set()
     after = list(
         thread.messages.filter(seq__gt=batch[-1].seq).order_by("seq")[:RETRIES_LOOKED_AHEAD]
     )
-    answers = {**calls, **_calls_answered(thread, after)} if after else calls
+    if after:
+        steps |= _steps(after, _calls_answered(thread, after))
     succeeded: dict[str, int] = {}  # signature -> seq of its last success
-    for message in [*batch, *after]:
-        call = answers.get(message.seq)
-        if call is not None and not message_outcome(message).error:
-            succeeded[fallback.call_signature(call)] = message.seq
+    for seq, (signature, error) in sorted(steps.items()):
+        if not error:
+            succeeded[signature] = seq
     return {seq for seq, signature in failed.items() if succeeded.get(signature, 0) > seq}
+
+
+def _steps(messages, calls: dict) -> dict[int, tuple[str, bool]]:
+    """{seq of a result whose call is known: (the call's signature, whether the result failed)}"""
+    return {
+        message.seq: (fallback.call_signature(calls[message.seq]), message_outcome(message).error)
+        for message in messages
+        if message.seq in calls
+    }
 
 
 def _calls_answered(thread, batch) -> dict:
