@@ -269,8 +269,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
-    # The API's ids in paths (apps/core/converters.py): UUIDs, in either case.
-    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "string", "format": "uuid"}},
+    # The API's ids in paths (apps/core/converters.py): UUIDs, in either case; end users' ids.
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "string", "format": "uuid"}, "end_user": str},
     "ENUM_NAME_OVERRIDES": {
         "DocumentStatusEnum": "apps.knowledge.models.DocumentStatus",
         "EntryStatusEnum": "apps.episodic.models.EntryStatus",

@@ -19,3 +19,20 @@ class AnyCaseUUIDConverter:
 
     def to_url(self, value) -> str:
         return str(value)
+
+
+class EndUserIdConverter:
+    """An end user's id in a path: any text, slashes and line breaks included.
+
+    Django's `path` converter is `.+`, which stops at a line break: `/resources/ann%0A/profile`
+    was "No such URL" where a body's "ann\\n" names ann. The views trim and check the id as
+    they do a body's.
+    """
+
+    regex = "(?s:.+)"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value) -> str:
+        return str(value)

@@ -19,6 +19,19 @@ def test_a_path_with_spaces_around_the_id_names_the_same_end_user_as_a_body(alic
     assert list(Resource.objects.values_list("external_id", flat=True)) == ["ann"]
 
 
+@pytest.mark.parametrize("escaped", ["ann%0A", "%0Aann", "ann%0D%0A", "%09ann"])
+def test_a_line_break_or_tab_around_a_path_id_names_the_same_end_user(alice, escaped):
+    put = alice.put(f"/api/v1/resources/{escaped}/profile", {"content": "Tea.", "version": 0})
+    read = alice.get(f"/api/v1/resources/{escaped}/profile")
+
+    assert put.status_code == 200, put.content
+    assert (put.json()["resource_id"], read.json()["content"]) == ("ann", "Tea.")
+    assert list(Resource.objects.values_list("external_id", flat=True)) == ["ann"]
+    assert alice.client.delete(
+        f"/api/v1/resources/{escaped}", headers={"Authorization": f"Bearer {alice.key}"}
+    ).status_code in (200, 204)
+
+
 def test_an_id_of_spaces_only_in_a_path_is_refused_naming_it(alice):
     response = alice.put("/api/v1/resources/%20%20/profile", {"content": "x", "version": 0})
 

@@ -23,9 +23,10 @@ from apps.api.v1 import (
     threads,
     tools,
 )
-from apps.core.converters import AnyCaseUUIDConverter
+from apps.core.converters import AnyCaseUUIDConverter, EndUserIdConverter
 
 register_converter(AnyCaseUUIDConverter, "id")
+register_converter(EndUserIdConverter, "end_user")
 app_name = "v1"
 
 urlpatterns = [
@@ -40,9 +41,9 @@ urlpatterns = [
         profiles.SessionMemoryApi.as_view(),
         name="session-memory",
     ),
-    path("resources/<path:resource_id>/profile", profiles.ProfileApi.as_view(), name="profile"),
+    path("resources/<end_user:resource_id>/profile", profiles.ProfileApi.as_view(), name="profile"),
     # After the profile's route, which this one (a path, as ids may hold "/") would swallow.
-    path("resources/<path:resource_id>", resources.ResourceApi.as_view(), name="resource"),
+    path("resources/<end_user:resource_id>", resources.ResourceApi.as_view(), name="resource"),
     path(
         "threads/<id:thread_id>/iterations",
         plans.IterationListApi.as_view(),
