@@ -71,7 +71,7 @@ OBSERVED_THRESHOLD = 2000
 GRID = [
     (recall, recent, top_k)
     for recall, recent in ((0.5, 0.15), (0.6, 0.1))
-    for top_k in (10, 15, 20, 25, 30)
+    for top_k in (20, 40, 60, 80, 100)
 ]
 LATENCY_BUDGET = 4000
 PORT = 8931

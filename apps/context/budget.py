@@ -12,8 +12,8 @@ into its grant (assembly.py), and a block with no candidates takes nothing.
 The profile and session memory come first in FLOW_ORDER: they are small, bounded and what the
 agent knows about this user and this task. The older history (observations or the summary)
 comes next: it is the agent's own compressed record, a stable prefix a provider's prompt cache
-keeps serving, and in a tool loop it is the history itself (a 300-step loop at 32k tokens kept
-its observations whole only this way). Recall follows: while there is a query it is the block
+keeps serving, and in a tool loop it is the history itself (a 300-step loop at 40k tokens keeps
+its observations whole this way). Recall follows: while there is a query it is the block
 most likely to hold a question's evidence (on bench/context_recall.py's observed threads,
 taking the flow before the history or after it measured the same at 2k, 4k and 8k tokens), and
 its own share is never taken by another block, however long the observations are.

@@ -126,6 +126,31 @@ def test_a_share_too_small_for_its_first_piece_flows_on(alice, remember, configu
     assert given["tokens"] > 800 - 40  # all but less than one more message's worth is used
 
 
+def test_what_recall_cannot_fit_of_its_share_flows_on(alice, configure):
+    # Matches of about 160 tokens each and a recall share of about 240: one fits, the next
+    # does not, and the rest of the share goes to the recent messages instead of going unused
+    # (what fits beside the one is shown: the lines of its session the search lifts).
+    only = {"recall": 0.3, "recent": 0.7}
+    configure(
+        alice,
+        semantic_recall_range_before=0,
+        semantic_recall_range_after=0,
+        **{name: only.get(name.removeprefix("context_share_"), 0.0) for name in SHARES},
+    )
+    thread = alice.new_thread(resource_id="ann")["id"]
+    talk(alice, thread, *[f"the lighthouse keeper's log {n} " + "detail " * 150 for n in range(4)])
+    talk(alice, thread, *[f"the harbour, line {n} " + "x " * 20 for n in range(40)])
+
+    given = context(alice, thread, query="lighthouse keeper log", max_tokens=800)
+
+    recall, recent = block(given, "recall"), block(given, "recent")
+    # Recall left matches out for want of room, and passed on what it could not use.
+    assert "recall" in {w["block"] for w in given["warnings"]}
+    assert recall["granted_tokens"] == recall["tokens"] < recall["planned_tokens"]
+    assert recent["granted_tokens"] > recent["planned_tokens"]
+    assert given["tokens"] > 800 - 40  # all but less than one more message's worth is used
+
+
 def test_an_unused_share_flows_on_to_recall_and_the_recent_window(alice, configure):
     configure(alice, recent_window=6)  # not observed yet: all messages are candidates
     thread = alice.new_thread()

@@ -18,16 +18,16 @@ CONFIGURATION = Path(__file__).resolve().parents[2] / "docs" / "configuration.md
 SEED_DEFAULTS = {
     "recent_window": 20,
     "short_term_limit": 10,
-    # Seed 000: off, top-k 5. On with 20 by bench/context_recall.py: recall is what carries a
+    # Seed 000: off, top-k 5. On with 60 by bench/context_recall.py: recall is what carries a
     # question's evidence, and the context's budget share bounds what it shows.
     "semantic_recall_enabled": True,
-    "semantic_recall_top_k": 20,
+    "semantic_recall_top_k": 60,
     "semantic_recall_range_before": 2,
     "semantic_recall_range_after": 1,
     "context_max_tokens": 32_000,
     # The context's planned shares (not in the seeds): bench/context_recall.py.
-    "context_share_recent": 0.1,
-    "context_share_recall": 0.6,
+    "context_share_recent": 0.15,
+    "context_share_recall": 0.5,
     "context_share_history": 0.2,
     "context_share_memory": 0.1,
     "context_share_knowledge": 0.1,

@@ -84,12 +84,15 @@ def test_context_recall_finds_a_german_and_a_spanish_message_by_their_plural(ali
     german = block(context(alice, thread["id"], query="Welche Rechnungen sind offen?"), "recall")
     spanish = block(context(alice, thread["id"], query="¿Qué pasó con las facturas?"), "recall")
 
-    scored = [item["seq"] for item in german["items"] if item["score"] is not None]
-    assert scored == [1]
-    assert GERMAN[0] in german["text"]
-    scored = [item["seq"] for item in spanish["items"] if item["score"] is not None]
-    assert scored == [2]
-    assert SPANISH[0] in spanish["text"]
+    # The message in the query's language is its best match; the other one is no hit (a
+    # filler may follow a match by its share of the conversation: search.md#conversations).
+    for answer, found, other in ((german, 1, 2), (spanish, 2, 1)):
+        scored = sorted(
+            (item for item in answer["items"] if item["score"] is not None),
+            key=lambda item: -item["score"],
+        )
+        assert scored[0]["seq"] == found and other not in {item["seq"] for item in scored}
+    assert GERMAN[0] in german["text"] and SPANISH[0] in spanish["text"]
 
 
 @pytest.mark.parametrize(
