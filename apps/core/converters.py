@@ -2,6 +2,8 @@
 
 import uuid
 
+from django.urls.converters import PathConverter
+
 
 class AnyCaseUUIDConverter:
     """A UUID in a path as uuid.UUID reads it: in either case, with or without its dashes.
@@ -21,7 +23,7 @@ class AnyCaseUUIDConverter:
         return str(value)
 
 
-class EndUserIdConverter:
+class EndUserIdConverter(PathConverter):
     """An end user's id in a path: any text, slashes and line breaks included.
 
     Django's `path` converter is `.+`, which stops at a line break: `/resources/ann%0A/profile`
@@ -30,9 +32,3 @@ class EndUserIdConverter:
     """
 
     regex = "(?s:.+)"
-
-    def to_python(self, value: str) -> str:
-        return value
-
-    def to_url(self, value) -> str:
-        return str(value)
