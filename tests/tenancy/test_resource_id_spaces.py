@@ -27,9 +27,10 @@ def test_a_line_break_or_tab_around_a_path_id_names_the_same_end_user(alice, esc
     assert put.status_code == 200, put.content
     assert (put.json()["resource_id"], read.json()["content"]) == ("ann", "Tea.")
     assert list(Resource.objects.values_list("external_id", flat=True)) == ["ann"]
-    assert alice.client.delete(
+    deleted = alice.client.delete(
         f"/api/v1/resources/{escaped}", headers={"Authorization": f"Bearer {alice.key}"}
-    ).status_code in (200, 204)
+    )
+    assert (deleted.status_code, deleted.json()["resource_id"]) == (200, "ann")
 
 
 def test_an_id_of_spaces_only_in_a_path_is_refused_naming_it(alice):

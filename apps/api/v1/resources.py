@@ -6,6 +6,7 @@ from rest_framework.response import Response
 
 from apps.api.v1.common import ApiView, actor_name, principal
 from apps.lifecycle.services import resource_forget
+from apps.tenancy.selectors import resource_id_form
 
 
 class ResourceApi(ApiView):
@@ -40,4 +41,5 @@ class ResourceApi(ApiView):
             resource_external_id=resource_id,
             actor=actor_name(request),
         )
-        return Response({"resource_id": resource_id, "deleted": deleted})
+        # The id as stored, which resource_forget found: what PUT .../profile answers too.
+        return Response({"resource_id": resource_id_form(resource_id), "deleted": deleted})
