@@ -100,6 +100,24 @@ def _rpc_error(code: int, message: str, *, status: int, data=None) -> HttpRespon
 INVALID_REQUEST = -32600
 
 
+def protocol_version_problem(request) -> str | None:
+    """Say what is wrong with the request's MCP-Protocol-Version header, or return None.
+
+    The SDK sends a header it does not know to its newest protocol's checks, which answer about
+    a missing `params._meta` envelope: the client is told to fix its body when its header names
+    no version at all. Any protocol version the SDK speaks passes (none sent: the default).
+    """
+    from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
+
+    sent = request.headers.get("MCP-Protocol-Version")
+    if sent is None or sent in KNOWN_PROTOCOL_VERSIONS:
+        return None
+    return (
+        f"MCP-Protocol-Version: {sent!r} is not a protocol version this server speaks; send one "
+        f"of {', '.join(KNOWN_PROTOCOL_VERSIONS)}, or no header for the default"
+    )
+
+
 def envelope_problem(body: bytes) -> str | None:
     """Say what is wrong with a JSON-RPC message's envelope, or return None (also for a body
     that is no JSON at all, which the SDK answers as a parse error itself).
@@ -152,11 +170,16 @@ def mcp_view(request):
         )
         response["Allow"] = "POST"
         return response
-    from apps.agenttools.mcp_server import serve  # the SDK loads on the first MCP request
+    # The SDK loads on the first MCP request.
+    from mcp_types.jsonrpc import UNSUPPORTED_PROTOCOL_VERSION
+
+    from apps.agenttools.mcp_server import serve
 
     # read(), not .body: .body is capped at Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MiB), and
     # ApiBodyLimitMiddleware has held Content-Length to API_MAX_BODY_BYTES, as for the REST API.
     sent = request.read()
+    if (problem := protocol_version_problem(request)) is not None:
+        return _rpc_error(UNSUPPORTED_PROTOCOL_VERSION, f"{problem}.", status=400)
     if (problem := envelope_problem(sent)) is not None:
         return _rpc_error(INVALID_REQUEST, f"Invalid request: {problem}.", status=400)
     status, headers, body = serve(_scope(request), sent, api_key.agent)

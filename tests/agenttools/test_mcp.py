@@ -346,3 +346,23 @@ def test_it_answers_any_allowed_host_header_ipv6_literals_included(client, alice
 
     assert response.status_code == 200, response.content
     assert response.json()["result"]["tools"]
+
+
+@pytest.mark.parametrize("version", ["1999-01-01", "latest"])
+def test_an_unknown_protocol_version_is_refused_naming_the_header(live_server, alice, version):
+    response = httpx2.post(
+        f"{live_server.url}/mcp",
+        headers={
+            "Authorization": f"Bearer {alice.key}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": version,
+        },
+        content=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}),
+    )
+
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == -32022
+    assert error["message"].startswith(f"MCP-Protocol-Version: '{version}' is not a protocol")
+    assert "2025-06-18" in error["message"]
