@@ -102,9 +102,10 @@ def matches_per_term(limit: int, terms: int = 1) -> int:
     13-23 ms for two common words at 200 each (bench/context.py, PostgreSQL), where a context
     asks for 50 candidates. On the multi-session set (bench/retrieval.py), 50 matches per word
     instead of 200 moved recall@10 by one question of 166 or less either way, on both
-    backends. A context's recall asks for 120 candidates: three words now read 50 matches each
-    instead of 120, and the evidence the context carried (bench/context_recall.py, SQLite, the
-    set and its long threads, at 2k / 4k / 8k tokens) moved by one point at most.
+    backends. A context's recall asks for four times its semantic_recall_top_k and half the
+    recent window: at top_k 20 that was 120 candidates, and three words reading 50 matches each
+    instead of 120 moved the evidence the context carried (bench/context_recall.py, SQLite, the
+    set and its long threads, at 2k / 4k / 8k tokens) by one point at most.
     """
     floor = min(limit, settings.SEARCH_CANDIDATES)
     share = -(-limit // max(terms, 1))  # rounded up
