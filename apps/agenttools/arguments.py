@@ -3,7 +3,7 @@
 import uuid
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, model_validator
 
 from apps.core.text import json_nodes, text_problem
 
@@ -29,6 +29,10 @@ def _storable_json(value: Any) -> Any:
 Text = Annotated[str, AfterValidator(_storable_text)]
 Json = Annotated[Any, AfterValidator(_storable_json)]
 JsonObject = Annotated[dict[str, Any], AfterValidator(_storable_json)]
+# Numbers as JSON numbers only, as the REST API takes them: validated laxly, "5", 5.0 and true
+# were read as 5 (true as 1: a plan_update with "version": true replaced version 1 of a plan).
+Integer = Annotated[int, Strict()]
+Number = Annotated[float, Strict()]  # an integer is a number too
 
 
 class Arguments(BaseModel):

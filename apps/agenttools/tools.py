@@ -6,7 +6,15 @@ from typing import Literal
 from django.conf import settings
 from pydantic import Field, field_validator
 
-from apps.agenttools.arguments import Arguments, Json, JsonObject, Text, ThreadArguments
+from apps.agenttools.arguments import (
+    Arguments,
+    Integer,
+    Json,
+    JsonObject,
+    Number,
+    Text,
+    ThreadArguments,
+)
 from apps.agenttools.registry import Caller, tool
 from apps.context.answer import context_brief
 from apps.context.assembly import context_assemble
@@ -64,7 +72,7 @@ class GetContext(ThreadArguments):
         max_length=2000,
         description="What the context is for; default: the last user message.",
     )
-    max_tokens: int | None = Field(
+    max_tokens: Integer | None = Field(
         None, ge=200, le=2_000_000, description="Token budget; default: the agent's setting."
     )
 
@@ -144,8 +152,8 @@ class SearchMemory(Arguments):
     scopes: list[SearchScope] = Field(
         default_factory=_messages_only, min_length=1, description="What to search."
     )
-    top_k: int = Field(10, ge=1, le=50)
-    min_similarity: float | None = Field(
+    top_k: Integer = Field(10, ge=1, le=50)
+    min_similarity: Number | None = Field(
         None,
         ge=0.0,
         le=1.0,
@@ -173,7 +181,7 @@ def search_memory(caller: Caller, args: SearchMemory) -> dict:
 class RecallMemory(Arguments):
     query: Text = Field(min_length=1, max_length=2000, description="What you want to remember.")
     resource_id: Text | None = Field(None, max_length=200, description="Only this end user's.")
-    top_k: int = Field(5, ge=1, le=50)
+    top_k: Integer = Field(5, ge=1, le=50)
 
 
 @tool(name="recall_memory", arguments=RecallMemory)
@@ -285,12 +293,12 @@ class PlanStep(Arguments):
 
 
 class PlanUpdate(ThreadArguments):
-    version: int = Field(
+    version: Integer = Field(
         ge=0, le=2_147_483_647, description="The version you read with plan_get (0: no plan)."
     )
     goal: Text = ""
     phase: Text = Field("", max_length=200)
-    iteration: int = Field(0, ge=0, le=2_147_483_647)
+    iteration: Integer = Field(0, ge=0, le=2_147_483_647)
     steps: list[PlanStep] = Field(default_factory=list)
 
 

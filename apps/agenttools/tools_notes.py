@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from apps.agenttools.arguments import Arguments, Text
+from apps.agenttools.arguments import Arguments, Integer, Text
 from apps.agenttools.registry import Caller, tool
 from apps.notes import services as note_services
 from apps.notes.models import Note
@@ -45,7 +45,7 @@ class NoteWrite(Arguments):
     )
     title: Text | None = Field(None, max_length=300, description="Default: its first heading.")
     tags: list[Text] | None = Field(None, max_length=32, description="Tags to find it by.")
-    version: int | None = Field(
+    version: Integer | None = Field(
         None,
         ge=0,
         le=2_147_483_647,
@@ -73,7 +73,7 @@ def note_write(caller: Caller, args: NoteWrite) -> dict:
 
 class NoteSearch(Arguments):
     query: Text = Field(min_length=1, max_length=2000)
-    top_k: int = Field(5, ge=1, le=50)
+    top_k: Integer = Field(5, ge=1, le=50)
 
 
 @tool(name="note_search", arguments=NoteSearch)

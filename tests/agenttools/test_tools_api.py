@@ -240,3 +240,33 @@ def test_the_notes_tools_round_trip_and_keep_personal_notes_personal(alice, bob)
     )
     assert call(bob, "note_search", {"query": "plumber"})["result"] == {"results": []}
     assert AuditEvent.objects.filter(action="tool.note_write").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "argument"),
+    [
+        ("recall_memory", {"query": "a", "top_k": "5"}, "top_k"),
+        ("recall_memory", {"query": "a", "top_k": 5.0}, "top_k"),
+        ("recall_memory", {"query": "a", "top_k": True}, "top_k"),
+        ("get_context", {"external_id": "x", "max_tokens": 4000.0}, "max_tokens"),
+        ("search_memory", {"query": "a", "min_similarity": "0.5"}, "min_similarity"),
+        ("search_memory", {"query": "a", "min_similarity": True}, "min_similarity"),
+        ("note_write", {"path": "a.md", "content": "x", "version": "0"}, "version"),
+        ("note_search", {"query": "a", "top_k": "5"}, "top_k"),
+    ],
+)
+def test_a_number_sent_as_text_or_a_boolean_is_refused(alice, name, arguments, argument):
+    error = call(alice, name, arguments, expect=400)["error"]
+
+    assert error["message"].startswith(f"arguments.{argument}: Input should be a valid")
+
+
+def test_a_plan_version_of_true_is_refused_and_the_plan_kept(alice):
+    chat = {"thread_id": alice.new_thread()["id"]}
+    call(alice, "plan_update", {**chat, "version": 0, "goal": "first"})
+
+    error = call(alice, "plan_update", {**chat, "version": True, "goal": "over"}, expect=400)
+
+    assert error["error"]["message"].startswith("arguments.version: Input should be a valid")
+    plan = call(alice, "plan_get", chat)["result"]
+    assert (plan["version"], plan["goal"]) == (1, "first")
