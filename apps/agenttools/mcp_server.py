@@ -28,6 +28,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
+    INTERNAL_ERROR,
     CallToolResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
@@ -48,6 +49,8 @@ from apps.core.errors import ApplicationError
 # request, which would bury the server's own log. Its warnings and errors still show.
 for _name in ("mcp.server.streamable_http_manager", "mcp.server.streamable_http"):
     logging.getLogger(_name).setLevel(logging.WARNING)
+
+logger = logging.getLogger(__name__)
 
 # The agent of the request being served; set by serve(), read by the tool handler.
 _agent = contextvars.ContextVar("mcp_agent")
@@ -88,6 +91,12 @@ async def _call_tool(ctx, params) -> CallToolResult:
     except ApplicationError as exc:
         # A tool error, not a protocol error: the model reads it and can fix its call.
         return CallToolResult(content=[TextContent(text=exc.message)], is_error=True)
+    except Exception:
+        # A failure of the server, as a REST call's 500: logged with its traceback, and answered
+        # as JSON-RPC's internal error. The SDK answered it with the exception's own text (a
+        # database's message) under code 0.
+        logger.exception("MCP tool %s failed", params.name)
+        raise MCPError(INTERNAL_ERROR, "The server failed; the error was logged.") from None
     return CallToolResult(content=[TextContent(text=json.dumps(result))], structured_content=result)
 
 

@@ -1,10 +1,11 @@
-"""What the SQLite default needs beyond the ORM, on both backends a no-op where not needed."""
+"""What the SQLite default needs beyond the ORM (on both backends, a no-op where not needed),
+and telling a write that failed because a row it names was deleted meanwhile."""
 
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -45,3 +46,17 @@ def record_transaction() -> Iterator[None]:
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL synchronous_commit TO OFF")
         yield
+
+
+def deleted_meanwhile(references: dict[str, models.Model | None]) -> str | None:
+    """Return the name of the first of the rows a write refers to that no longer exists, or
+    None when all are there (None values are no reference).
+
+    For a write whose commit failed on a foreign key, or that found no row to update: a row it
+    names was deleted by a request that ran at the same time. The caller then answers with the
+    object that is gone (a 404 or a 409 naming it), not a server failure or a stale version.
+    """
+    for name, row in references.items():
+        if row is not None and not type(row)._default_manager.filter(pk=row.pk).exists():
+            return name
+    return None

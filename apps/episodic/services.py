@@ -15,6 +15,7 @@ from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from apps.audit.services import audit_record, audit_subject
+from apps.core.database import deleted_meanwhile
 from apps.core.errors import ApplicationError, Conflict, Unprocessable
 from apps.episodic.approval import entry_initial_status, entry_origin
 from apps.episodic.models import LIVE_STATUSES, EntrySource, EntryStatus, MemoryEntry
@@ -137,9 +138,23 @@ def entry_create(
         # A concurrent proposal stored the same content first (PostgreSQL made this insert wait
         # for its commit; SQLite ran the two one after the other): answer with that entry.
         existing = _by_hash(agent, resource, digest)
-        if existing is None:
+        if existing is not None:
+            return EntryResult(existing, created=False, duplicate_of="hash")
+        # Or a row it names was deleted meanwhile: its foreign key failed at the commit.
+        gone = deleted_meanwhile(
+            {
+                "thread_id": thread,
+                "message_id": message,  # gone with its thread too
+                "resource_id": resource,
+                "supersedes": supersedes,
+            }
+        )
+        if gone is None:
             raise
-        return EntryResult(existing, created=False, duplicate_of="hash")
+        raise Conflict(
+            f"{gone}: it was deleted while this request ran; nothing was stored.",
+            code="deleted_meanwhile",
+        ) from None
     return EntryResult(entry, created=True)
 
 

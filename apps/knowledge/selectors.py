@@ -58,6 +58,11 @@ def document_get(*, project: Project, document_id: uuid.UUID) -> Document:
     return document
 
 
+def document_exists(*, document_id: uuid.UUID) -> bool:
+    """Say whether the document is still there (a write naming it may have raced its deletion)."""
+    return Document.objects.filter(pk=document_id).exists()
+
+
 def chunk_list(*, document: Document):
     return Chunk.objects.filter(document=document).order_by("chunk_index")
 

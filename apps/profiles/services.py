@@ -10,7 +10,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from apps.audit.services import audit_record, audit_subject
-from apps.core.errors import ApplicationError, Conflict
+from apps.core.database import deleted_meanwhile
+from apps.core.errors import ApplicationError, Conflict, NotFound
 from apps.core.text import text_problem
 from apps.profiles.models import (
     LIST_ITEM_MAX_CHARS,
@@ -49,6 +50,7 @@ def profile_put(
         if resource is None:  # nothing was ever written, so any version but 0 is stale
             _raise_stale("Profile", UserProfile.objects.none(), version)
     return _compare_and_set(
+        owner=("end user", resource),
         rows=UserProfile.objects.filter(agent=agent, resource=resource),
         create=lambda: UserProfile(agent=agent, resource=resource),
         version=version,
@@ -83,6 +85,7 @@ def session_memory_put(
     _check_list("decisions", decisions)
     _check_list("follow_ups", follow_ups)
     return _compare_and_set(
+        owner=("thread", thread),
         rows=SessionMemory.objects.filter(thread=thread),
         create=lambda: SessionMemory(thread=thread),
         version=version,
@@ -105,7 +108,16 @@ def session_memory_put(
 
 
 def _compare_and_set(
-    *, rows, create, version: int, fields: dict, actor: str, audit: dict, summary: str, name: str
+    *,
+    owner: tuple[str, models.Model],
+    rows,
+    create,
+    version: int,
+    fields: dict,
+    actor: str,
+    audit: dict,
+    summary: str,
+    name: str,
 ) -> models.Model:
     """Write fields to the one row of `rows` if its version is `version`, and audit the change.
 
@@ -114,7 +126,21 @@ def _compare_and_set(
        same version exactly one matches a row, the others are stale. Versions only grow, so the
        row read just before is what the update replaced (the audit's "before").
     3. The audit row commits with the write, or neither does.
+    4. When the row's owner (its end user or thread) was deleted meanwhile, the write finds no
+       row or fails on its foreign key at the commit: a 404 naming the owner, not a stale
+       version nor a server failure.
     """
+    try:
+        return _write_version(rows, create, version, fields, actor, audit, summary, name)
+    except (IntegrityError, Conflict):
+        if deleted_meanwhile({owner[0]: owner[1]}) is None:
+            raise
+        raise NotFound(
+            f"No such {owner[0]}: it was deleted while this request ran; nothing was stored."
+        ) from None
+
+
+def _write_version(rows, create, version, fields, actor, audit, summary, name) -> models.Model:
     with transaction.atomic():
         if version == 0:
             row = create()

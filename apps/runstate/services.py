@@ -10,6 +10,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from apps.audit.services import audit_record, audit_subject
+from apps.core.database import deleted_meanwhile
 from apps.core.errors import ApplicationError, Conflict, NotFound, PayloadTooLarge
 from apps.core.text import text_problem
 from apps.runstate.models import (
@@ -44,6 +45,9 @@ def plan_put(*, thread: Thread, expected_version: int, fields: dict) -> Plan:
 
 
 def _raise_stale(thread: Thread, expected_version: int):
+    # A thread deleted meanwhile took its plan along (or failed the new plan's foreign key):
+    # that is the thread gone, not a version to read again.
+    _refuse_if_deleted(thread=thread)
     current = Plan.objects.filter(thread=thread).values_list("version", flat=True).first() or 0
     raise Conflict(
         f"Plan version is {current}, not {expected_version}: reload the plan and apply your "
@@ -190,8 +194,18 @@ def snapshot_put(*, run: Run, tree: dict) -> RunSnapshot:
             with transaction.atomic():
                 return RunSnapshot.objects.create(run=run, tree=tree)
         except IntegrityError:
+            _refuse_if_deleted(run=run)  # its foreign key failed: the run went with its thread
             continue  # created concurrently; update it on the next pass
     raise Conflict("The snapshot was changed concurrently; retry.")
+
+
+def _refuse_if_deleted(**owner) -> None:
+    """Raise NotFound when the thread or run a write belongs to was deleted while it ran."""
+    gone = deleted_meanwhile(owner)
+    if gone is not None:
+        raise NotFound(
+            f"No such {gone}: it was deleted while this request ran; nothing was stored."
+        )
 
 
 # --- Artifacts -------------------------------------------------------------------------------

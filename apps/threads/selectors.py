@@ -159,7 +159,11 @@ def messages_by_id(*, thread: Thread, ids) -> dict[str, Message]:
 
 
 def message_get(*, agent: Agent, message_id: uuid.UUID) -> Message | None:
-    return Message.objects.filter(thread__agent=agent, pk=message_id).first()
+    """The agent's message, with its thread (read in the same query: callers go on to it, and
+    read later, a thread deleted meanwhile would be a DoesNotExist mid-request)."""
+    return (
+        Message.objects.select_related("thread").filter(thread__agent=agent, pk=message_id).first()
+    )
 
 
 def thread_counts(*, since) -> dict:

@@ -9,6 +9,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from apps.audit.services import audit_record, audit_subject
+from apps.core.database import deleted_meanwhile
 from apps.core.errors import Conflict, NotFound, Unprocessable
 from apps.providers.tokens import count_message_tokens
 from apps.search.indexing import index_messages
@@ -80,10 +81,17 @@ def thread_resolve_or_create(
             return Thread.objects.create(**fields), True
     except IntegrityError:
         # Another request created the same (channel, external_id) thread a moment ago.
-        existing = _thread_by_external_id(agent, channel, external_id)
-        if existing is None:
+        existing = _thread_by_external_id(agent, channel, external_id) if external_id else None
+        if existing is not None:
+            return _as_asked(existing, asked), False
+        # Or the end user was deleted meanwhile (forgotten): its foreign key failed at the commit.
+        if deleted_meanwhile({"resource_id": fields["resource"]}) is None:
             raise
-        return _as_asked(existing, asked), False
+        raise Conflict(
+            "resource_id: the end user was deleted while this request ran; nothing was stored. "
+            "Send the request again to start a thread of a new end user with that id.",
+            code="deleted_meanwhile",
+        ) from None
 
 
 def _thread_by_external_id(agent: Agent, channel: str, external_id: str) -> Thread | None:

@@ -366,3 +366,24 @@ def test_an_unknown_protocol_version_is_refused_naming_the_header(live_server, a
     assert error["code"] == -32022
     assert error["message"].startswith(f"MCP-Protocol-Version: '{version}' is not a protocol")
     assert "2025-06-18" in error["message"]
+
+
+def test_a_server_failure_in_a_tool_is_an_internal_error_that_leaks_nothing(
+    live_server, alice, monkeypatch
+):
+    def failing(**kwargs):
+        raise RuntimeError("FOREIGN KEY constraint failed")
+
+    monkeypatch.setattr("apps.agenttools.mcp_server.tool_call", failing)
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "recall_memory", "arguments": {"query": "tea"}},
+    }
+
+    response = post_raw(f"{live_server.url}/mcp", alice.key, content=json.dumps(body))
+
+    error = response.json()["error"]
+    assert (error["code"], error["message"]) == (-32603, "The server failed; the error was logged.")
+    assert "FOREIGN KEY" not in response.text

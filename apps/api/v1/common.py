@@ -8,7 +8,7 @@ from urllib.parse import parse_qs
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import IntegrityError, models
+from django.db import DatabaseError, models
 from django.http import QueryDict
 from django.urls import reverse
 from drf_spectacular.extensions import OpenApiSerializerExtension
@@ -19,6 +19,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from apps.core.text import JSON_MAX_DEPTH, json_nodes, json_path, text_problem
+from apps.knowledge.selectors import document_exists
 from apps.tenancy.auth import AgentPrincipal
 from apps.threads.selectors import run_exists, thread_exists
 
@@ -39,10 +40,11 @@ class ApiView(APIView):
     bodyless_methods: frozenset[str] = frozenset({"DELETE"})
 
     def handle_exception(self, exc):
-        # A write whose thread (or run) was deleted while it ran fails on the row it refers to:
-        # a foreign key at the commit, or a row its service reads again. That is the object
-        # gone, a 404 as for any object not there, not a server failure.
-        if isinstance(exc, IntegrityError | ObjectDoesNotExist):
+        # A write whose thread, run or document was deleted while it ran fails on the row it
+        # refers to: a foreign key at the commit, a row its service reads again, or a save that
+        # updated no row. That is the object gone, a 404 as for any object not there, not a
+        # server failure.
+        if isinstance(exc, DatabaseError | ObjectDoesNotExist):
             gone = _gone(self.kwargs)
             if gone:
                 exc = exceptions.NotFound(
@@ -74,6 +76,8 @@ def _gone(kwargs: dict) -> str:
         return "thread"
     if "run_id" in kwargs and not run_exists(run_id=kwargs["run_id"]):
         return "run"
+    if "document_id" in kwargs and not document_exists(document_id=kwargs["document_id"]):
+        return "document"
     return ""
 
 
