@@ -149,6 +149,27 @@ def envelope_problem(body: bytes) -> str | None:
         return "method: required (a request or notification names its method)"
     if "params" in message and not isinstance(message["params"], dict):
         return "params: must be an object"
+    method = message.get("method")
+    if method is not None and "id" not in message and not method.startswith("notifications/"):
+        # Without an id a message is a notification, which the SDK drops unanswered: a tool
+        # call sent so did nothing and said nothing.
+        return f"id: required; {method} is a request, answered under its id"
+    return _params_problem(method, message.get("params", {}))
+
+
+# What the methods that name something take in params, beyond the SDK's "Invalid request
+# parameters" (which names no field).
+_NAMED_PARAMS = {"tools/call": ("name", "the tool's name"), "resources/read": ("uri", "its URI")}
+
+
+def _params_problem(method, params: dict) -> str | None:
+    if method not in _NAMED_PARAMS:
+        return None
+    name, what = _NAMED_PARAMS[method]
+    if not isinstance(params.get(name), str):
+        return f"params.{name}: required, a string: {what}"
+    if method == "tools/call" and not isinstance(params.get("arguments", {}), dict):
+        return "params.arguments: must be an object of the tool's arguments"
     return None
 
 

@@ -198,6 +198,29 @@ def test_a_nan_in_the_arguments_is_a_tool_error_naming_the_argument(live_server,
         ([{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}], "send one JSON-RPC message"),
         ({"jsonrpc": "2.0", "id": 1}, "method: required"),
         ({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": []}, "params: must be"),
+        # A request without an id: the SDK took it for a notification and dropped the call.
+        (
+            {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "recall_memory"}},
+            "id: required; tools/call is a request",
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}},
+            "params.name: required",
+        ),
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": 5}}, "params.name"),
+        (
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "x", "arguments": [1]},
+            },
+            "params.arguments: must be an object",
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": 5}},
+            "params.uri",
+        ),
     ],
 )
 def test_a_malformed_message_is_an_invalid_request_naming_what_to_fix(
