@@ -152,13 +152,18 @@ def test_every_other_method_refuses_any_query_parameter_before_doing_anything(al
     assert alice.get(f"/api/v1/threads/{objects['thread_id']}").status_code == 200
 
 
-def test_every_operation_without_a_body_refuses_one_before_doing_anything(alice):
-    admin = admin_of(alice)
+def _with_webhook(alice, admin) -> dict:
+    """The objects every path names, an admin's webhook among them."""
     webhook = {"name": "NOTIFY", "url": "https://93.184.216.34/r"}
-    objects = {
+    return {
         **victim_objects(alice),
         "webhook_id": admin.post("/api/v1/webhooks", webhook, format="json").json()["id"],
     }
+
+
+def test_every_operation_without_a_body_refuses_one_before_doing_anything(alice):
+    admin = admin_of(alice)
+    objects = _with_webhook(alice, admin)
     sent = []
     for method, path, operation in operations(api_schema()):
         if method in ("get", "head", "options") or "requestBody" in operation:
@@ -174,6 +179,24 @@ def test_every_operation_without_a_body_refuses_one_before_doing_anything(alice)
     assert len(sent) >= 9, sent
     # Nothing was done: every object is still there.
     assert alice.get(f"/api/v1/threads/{objects['thread_id']}").status_code == 200
+
+
+def test_every_get_refuses_a_body_it_would_ignore(alice):
+    admin = admin_of(alice)
+    objects = _with_webhook(alice, admin)
+    sent = []
+    for method, path, _ in operations(api_schema()):
+        if method != "get":
+            continue
+        url = fill_path(path, objects)
+        body = '{"query": "invoice", "max_tokens": 300}'
+        response = admin.generic("GET", url, body, "application/json")
+
+        assert response.status_code == 400, (url, response.content)
+        assert list(response.json()["error"]["details"]) == ["body"], url
+        sent.append(path)
+    assert "/api/v1/threads/{thread_id}/context" in sent
+    assert len(sent) >= 20, sent
 
 
 def test_every_get_takes_the_query_parameters_it_documents(every_get):

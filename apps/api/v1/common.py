@@ -57,6 +57,15 @@ class ApiView(APIView):
         if request.method in ("GET", "HEAD"):
             _refuse_unknown_query_parameters(request, [p.name for p in self.query_parameters])
             _refuse_repeated_query_parameters(request)
+            if _has_body(request):  # it would be ignored: GET /threads/{id}/context {"query"…}
+                raise exceptions.ValidationError(
+                    {
+                        "body": [
+                            "A GET takes no body: send its input as query parameters, or "
+                            "with the operation's POST where it has one."
+                        ]
+                    }
+                )
         elif request.method != "OPTIONS":
             _refuse_unknown_query_parameters(request, [])
             if request.method in self.bodyless_methods and _has_body(request):
