@@ -3,11 +3,19 @@
 This module is plain Python so that settings.py can read the global defaults from it.
 """
 
+import math
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from apps.core.text import text_problem
+
+# A number as text: a whole number, or a decimal one with an optional exponent (ASCII digits).
+_WRITTEN = {
+    int: re.compile(r"[-+]?[0-9]+", re.ASCII),
+    float: re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?", re.ASCII),
+}
 
 
 @dataclass(frozen=True)
@@ -54,10 +62,17 @@ class Setting:
             return value.strip()
         if isinstance(value, bool):
             raise ValueError(f"must be a {self._type_word()}")
+        # Text (a form's, an environment variable's) is a number as written with the digits
+        # 0-9: Python's int() and float() also read "1_000", full-width digits and "nan", and
+        # a NaN passes every bound (the console stored one, and the database refused the JSON).
+        if isinstance(value, str) and not _WRITTEN[self.type].fullmatch(value.strip()):
+            raise ValueError(f"must be a {self._type_word()}, written with the digits 0-9")
         try:
             number = self.type(value)
         except (TypeError, ValueError):
             raise ValueError(f"must be a {self._type_word()}") from None
+        if not math.isfinite(number):
+            raise ValueError(f"must be a finite {self._type_word()}")
         if self.type is int and isinstance(value, float) and not value.is_integer():
             raise ValueError("must be a whole number")
         if self.minimum is not None and number < self.minimum:

@@ -131,6 +131,9 @@ def test_booleans_and_floats_are_saved_with_their_types(admin, alice):
             "search_context_neighbour_share must be at most 1",
         ),
         ("search_session_gap_minutes", "-1", "search_session_gap_minutes must be at least 0"),
+        # A NaN passed every bound, and the database refused the JSON holding it: a 500.
+        ("search_session_gap_minutes", "nan", "search_session_gap_minutes must be a number, wr"),
+        ("recent_window", "1_000", "recent_window must be a whole number, written with the dig"),
     ],
 )
 def test_bad_values_are_named_next_to_their_field_and_nothing_is_saved(

@@ -158,7 +158,22 @@ def test_none_removes_an_override(alice):
     "changes, says",
     [
         ({"recent_window": -1}, "recent_window: must be at least 0"),
-        ({"recent_window": "ten"}, "recent_window: must be a whole number"),
+        (
+            {"recent_window": "ten"},
+            "recent_window: must be a whole number, written with the digits 0-9",
+        ),
+        (
+            {"recent_window": "１２"},
+            "recent_window: must be a whole number, written with the digits 0-9",
+        ),
+        (
+            {"search_session_gap_minutes": float("nan")},
+            "search_session_gap_minutes: must be a finite number",
+        ),
+        (
+            {"search_session_gap_minutes": float("inf")},
+            "search_session_gap_minutes: must be a finite number",
+        ),
         ({"recent_window": 2.5}, "recent_window: must be a whole number"),
         ({"episodic_dedupe_threshold": 1.5}, "episodic_dedupe_threshold: must be at most 1"),
         ({"semantic_recall_enabled": "perhaps"}, "semantic_recall_enabled: must be true or false"),
