@@ -1,10 +1,30 @@
 """htmx habits, in one middleware: Vary on HX-Request, flash messages sent out of band with
-htmx answers, and redirects turned into HX-Location so htmx follows them itself."""
+htmx answers, and redirects turned into HX-Location so htmx follows them itself (to the login
+form, a whole page that leads back to the page the user was on)."""
 
+from urllib.parse import urlencode, urlsplit
+
+from django.conf import settings
 from django.contrib.messages import get_messages
 from django.http import HttpResponse
+from django.shortcuts import resolve_url
 from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
+
+
+def _login_for_page(request, location: str) -> str | None:
+    """For a redirect to the login form, the login form's URL that leads back to the page the
+    browser shows, or None for any other redirect.
+
+    login_required sends an htmx request whose session ended to the login form with next= the
+    request's own URL: a fragment ("load earlier messages"), which the browser then opened
+    alone, unstyled, once the user had logged in again.
+    """
+    login = resolve_url(settings.LOGIN_URL)
+    page = request.htmx.current_url_abs_path
+    if urlsplit(location).path != login or not page:
+        return None
+    return f"{login}?{urlencode({'next': page})}"
 
 
 class HtmxConsoleMiddleware:
@@ -20,7 +40,11 @@ class HtmxConsoleMiddleware:
             return response
         if 300 <= response.status_code < 400 and response.has_header("Location"):
             location = HttpResponse(status=204)
-            location["HX-Location"] = response["Location"]
+            login = _login_for_page(request, response["Location"])
+            if login is not None:
+                location["HX-Redirect"] = login  # a whole page: the login form
+            else:
+                location["HX-Location"] = response["Location"]
             patch_vary_headers(location, ("HX-Request",))
             return location
         if response.get("Content-Type", "").startswith("text/html") and not response.streaming:

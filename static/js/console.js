@@ -144,3 +144,37 @@ const focusableCode = (root) => {
 };
 document.addEventListener("DOMContentLoaded", () => focusableCode(document));
 document.addEventListener("htmx:load", (event) => focusableCode(event.detail.elt.parentElement || document));
+
+// An htmx request that fails swaps nothing (a 400 is swapped: its fragment names what to fix):
+// say so where the messages show, so that an action never fails in silence.
+const sayFailed = (text) => {
+  const region = document.getElementById("messages");
+  if (!region) return;
+  const line = document.createElement("p");
+  line.className = "flash error";
+  line.setAttribute("role", "alert");
+  const words = document.createElement("span");
+  words.textContent = text;
+  const dismiss = document.createElement("button");
+  dismiss.type = "button";
+  dismiss.className = "dismiss";
+  dismiss.dataset.dismiss = "";
+  dismiss.setAttribute("aria-label", "Dismiss this message");
+  dismiss.textContent = "×";
+  line.append(words, " ", dismiss);
+  region.replaceChildren(line);
+};
+document.addEventListener("htmx:responseError", (event) => {
+  const status = event.detail.xhr.status;
+  if (status === 403) {
+    sayFailed("Not done: refused (403). Your session may have ended or you lack the role for this: reload the page.");
+  } else if (status === 404) {
+    sayFailed("Not done: it is no longer there (404). Reload the page to see what is.");
+  } else if (status >= 500) {
+    sayFailed(`Not done: the server failed (${status}); the error was logged. Try again, or reload the page.`);
+  } else {
+    sayFailed(`Not done: the server answered ${status}. Reload the page and try again.`);
+  }
+});
+document.addEventListener("htmx:sendError", () =>
+  sayFailed("Not done: the server could not be reached. Check the connection and try again."));
