@@ -4,6 +4,7 @@ The pages come from the console's URLconf; those that take an id get a real obje
 """
 
 import logging
+import re
 
 import pytest
 
@@ -107,3 +108,21 @@ def test_the_500_page_is_styled_and_needs_no_request(client):
     body = server_error(RequestFactory().get("/console/x/")).content.decode()
 
     assert 'id="server-error"' in body and "css/console.css" in body
+
+
+@pytest.mark.parametrize("role", [role for role in ROLES if role != ADMIN])
+def test_no_page_shows_a_role_a_link_it_may_not_open(as_role, console_objects, role):
+    client = as_role(role)
+    opened, links = [], set()
+    for name, _ in PAGES + OBJECT_PAGES:
+        url = console_url(name, console_objects)
+        response = client.get(url)
+        if response.status_code != 200 or not response["Content-Type"].startswith("text/html"):
+            continue
+        opened.append(name)
+        page = response.content.decode()
+        links |= {(link, url) for link in re.findall(r'href="(/console/[^"#?]*)', page)}
+    refused = sorted((link, on) for link, on in links if client.get(link).status_code == 403)
+
+    assert opened, role
+    assert refused == [], refused
