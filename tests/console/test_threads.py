@@ -81,11 +81,25 @@ def test_full_text_search_finds_threads_by_their_messages(operator, threads, ali
     assert _titles(operator.get("/console/threads/", {"q": "zeppelin"})) == []
 
 
-def test_an_invalid_filter_is_reported_not_ignored(operator, threads):
-    response = operator.get("/console/threads/", {"since": "not a date", "channel": "email"})
+@pytest.mark.parametrize(
+    "params, says",
+    [
+        ({"since": "not a date", "channel": "email"}, "since=not a date: Enter a valid date."),
+        ({"since": "2026-13-45"}, "since=2026-13-45: Enter a valid date."),
+        ({"project": "nope"}, "project=nope: “nope” is not a valid UUID."),
+        (
+            {"agent": "01a22672-b3da-7074-a70d-9e91256a03f4"},
+            "agent=01a22672-b3da-7074-a70d-9e91256a03f4: Select a valid choice. That choice is "
+            "not one of the available choices.",
+        ),
+    ],
+)
+def test_an_invalid_filter_is_a_400_naming_it_and_lists_nothing(operator, threads, params, says):
+    response = operator.get("/console/threads/", params)
 
-    assert "Enter a valid date" in response.content.decode()
-    assert _titles(response) == ["shipping"]  # the valid filters still apply
+    assert response.status_code == 400
+    assert response.context["problems"] == [says]
+    assert response.context["page"] is None  # not the threads the other filters alone match
 
 
 def test_htmx_gets_only_the_list_fragment(operator, threads):

@@ -14,7 +14,12 @@ from django.urls import path
 from django.utils.http import content_disposition_header
 
 from apps.audit.selectors import checkpoint_resumers
-from apps.console.pages import paginate, query_without_page, render_page_or_fragment
+from apps.console.pages import (
+    filter_problems,
+    paginate,
+    query_without_page,
+    render_page_or_fragment,
+)
 from apps.console.roles import OPERATOR, role_required
 from apps.console.thread_stats import thread_activity
 from apps.console.timeline import (
@@ -72,9 +77,17 @@ class ThreadFilterForm(forms.Form):
 
 @role_required(OPERATOR)
 def thread_list(request):
+    """The threads, newest activity first; a filter value that matches nothing known (a project
+    or agent that is not there, a date that is none) is a 400 saying so, listing nothing: the
+    other filters alone listed threads the operator did not ask for."""
     form = ThreadFilterForm(request.GET or None)
-    form.is_valid()  # a bad field is reported beside its input; the valid ones still filter
-    filters = getattr(form, "cleaned_data", {})
+    problems = filter_problems(form)
+    if problems:
+        context = {"form": form, "problems": problems, "page": None}
+        return render_page_or_fragment(
+            request, "console/threads/list.html", "thread-list", context, status=400
+        )
+    filters = form.cleaned_data if form.is_bound else {}
     thread_ids = None
     best_hits: dict = {}
     if filters.get("q"):
