@@ -285,3 +285,24 @@ def test_anonymous_users_are_sent_to_the_login_page(client, alice):
     response = client.get(url)
 
     assert response.status_code == 302 and response["Location"].startswith("/console/login/")
+
+
+def test_a_context_whose_items_changed_since_says_its_text_is_today_s(operator, alice, boiler):
+    given = _context(alice, boiler["thread"]["id"], query="boiler", max_tokens=4000)
+    untouched = _page(operator, given["context_id"])
+    longer = "Ann's boiler was serviced in May and its pressure valve was replaced in June"
+    MemoryEntry.objects.filter(pk=boiler["entry"]["id"]).update(content=longer)
+
+    content = _page(operator, given["context_id"])
+
+    assert "Exactly what was sent" in untouched and "since this context was given" not in untouched
+    assert "Exactly what was sent" not in content
+    assert "1 item changed or went since this context was given: its text below is today" in (
+        html.unescape(content)
+    )
+    # The budget says what each block used when it was given, never more than it was granted.
+    table = content[content.index('<table class="budget-table">') :]
+    rows = re.findall(r"</span> (\w+)</th><td>(\d+)</td><td>(\d+|—)</td>", table)
+    used = {name: int(tokens) for name, tokens, _ in rows}
+    assert used["memory"] == next(b["tokens"] for b in given["blocks"] if b["name"] == "memory")
+    assert all(granted == "—" or int(tokens) <= int(granted) for _, tokens, granted in rows)

@@ -35,7 +35,7 @@ def context_detail(request, context_id):
         diff = snapshot_diff(first=against, second=snapshot)
         deltas = block_deltas(snapshot_replay(snapshot=against), replay, diff)
     left_out = snapshot_left_out(snapshot=snapshot)
-    items = [item for block in replay["blocks"] for item in block["items"]]
+    items = items_of(replay)
     items += [item for cut in (left_out or {}).values() for item in cut["items"]]
     if diff:
         items += diff["entered"] + diff["left"] + diff["changed"]
@@ -45,7 +45,11 @@ def context_detail(request, context_id):
         "snapshot": snapshot,
         "thread": snapshot.thread,
         "replay": replay,
-        "budget": budget_bars(replay),
+        "budget": budget_bars(replay, snapshot.manifest.get("budget", {})),
+        # Items whose row changed or went since: their text on this page is today's.
+        "changed_since": sum(
+            1 for item in items_of(replay) if item.get("changed") or item.get("deleted")
+        ),
         "sent_messages": json.dumps(replay["messages"], ensure_ascii=False, indent=1),
         "left_out_recorded": left_out is not None,
         "against": against,
@@ -104,26 +108,36 @@ def contexts_compare(request, thread_id):
 BAR_WIDTH = 1000  # the SVG's user units across max_tokens
 
 
-def budget_bars(replay: dict) -> list[dict]:
+def items_of(replay: dict) -> list[dict]:
+    return [item for block in replay["blocks"] for item in block["items"]]
+
+
+def budget_bars(replay: dict, given: dict) -> list[dict]:
     """Each block's used and planned tokens as spans of a bar across max_tokens, side by side in
-    the blocks' order (SVG coordinates: the page's CSP allows no inline styles)."""
+    the blocks' order (SVG coordinates: the page's CSP allows no inline styles).
+
+    Used is what the block held when it was given (given: the stored budget), not the tokens
+    of its rows re-rendered today: a profile edited since read "used 25 of 24 granted".
+    Contexts stored before the budget was recorded show the re-rendered count.
+    """
     scale = BAR_WIDTH / max(replay["max_tokens"], 1)
     bars, used_x, planned_x = [], 0.0, 0.0
     for block in replay["blocks"]:
         planned = block.get("planned_tokens") or 0
+        tokens = given.get(block["name"], {}).get("used", block["tokens"])
         bars.append(
             {
                 "name": block["name"],
-                "tokens": block["tokens"],
+                "tokens": tokens,
                 "planned": block.get("planned_tokens"),
                 "granted": block.get("granted_tokens"),
                 "x": round(used_x, 1),
-                "width": round(block["tokens"] * scale, 1),
+                "width": round(tokens * scale, 1),
                 "planned_x": round(planned_x, 1),
                 "planned_width": round(planned * scale, 1),
             }
         )
-        used_x += block["tokens"] * scale
+        used_x += tokens * scale
         planned_x += planned * scale
     return bars
 
