@@ -138,6 +138,34 @@ class PathParameterCheckMiddleware:
         return None
 
 
+def _framing_refused(request) -> JsonResponse | None:
+    """Refuse a body the API cannot read as sent: a Content-Length that is no byte count (the
+    development server read "abc" as an empty body and created an empty thread; gunicorn
+    refuses it itself), or a Content-Encoding other than identity (a gzip body was parsed as
+    JSON and failed with a decoding error naming no header; a br one was taken as plain)."""
+    length = request.META.get("CONTENT_LENGTH") or ""
+    if length and not (length.isascii() and length.isdigit()):
+        return JsonResponse(
+            error_body(
+                "invalid",
+                f"Content-Length: {length!r} is no byte count; send the body's size in bytes.",
+                {"Content-Length": ["Must be a whole number of bytes."]},
+            ),
+            status=400,
+        )
+    encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
+    if encoding and encoding != "identity":
+        return JsonResponse(
+            error_body(
+                "unsupported_media_type",
+                f"Content-Encoding: {encoding!r} is not accepted; send the body uncompressed.",
+                {"Content-Encoding": ["Only identity (no encoding) is accepted."]},
+            ),
+            status=415,
+        )
+    return None
+
+
 class ApiBodyLimitMiddleware:
     """Refuse an API request body over its limit before any of it is read.
 
@@ -152,10 +180,9 @@ class ApiBodyLimitMiddleware:
 
     def __call__(self, request):
         if request.path.startswith(("/api/", "/mcp")):
-            try:
-                length = int(request.META.get("CONTENT_LENGTH") or 0)
-            except ValueError:
-                length = 0
+            if (refused := _framing_refused(request)) is not None:
+                return refused
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
             uploading = request.path.endswith("/documents") and request.method == "POST"
             limit = (
                 settings.KNOWLEDGE_MAX_UPLOAD_BYTES if uploading else settings.API_MAX_BODY_BYTES

@@ -1,10 +1,15 @@
-"""Each kind of request body is held to its own documented limit, not Django's 2.5 MiB.
+"""Each kind of request body is held to its own documented limit, not Django's 2.5 MiB, and a
+body is read only as sent: uncompressed, its Content-Length a byte count.
 
 JSON bodies were refused at Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MiB) whatever the API's
 limits said: a 3 MB JSON artifact was a 413 while the same bytes as multipart were a 201.
 """
 
+import gzip
+
 import pytest
+
+from apps.threads.models import Thread
 
 MB = 1_000_000
 MIB = 2**20
@@ -111,3 +116,39 @@ def test_an_mcp_call_over_django_s_default_is_served(alice):
 
     assert answer.status_code == 200, answer.content[:300]
     assert not answer.json()["result"].get("isError"), answer.json()["result"]["content"]
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "br", "deflate"])
+def test_a_compressed_body_is_a_415_naming_content_encoding(alice, encoding):
+    body = gzip.compress(b'{"title": "zipped"}') if encoding == "gzip" else b'{"title": "x"}'
+
+    response = alice.client.post(
+        "/api/v1/threads", body, content_type="application/json", HTTP_CONTENT_ENCODING=encoding
+    )
+
+    assert response.status_code == 415
+    assert response.json()["error"]["message"].startswith(f"Content-Encoding: '{encoding}'")
+    assert not Thread.objects.exists()
+
+
+@pytest.mark.parametrize("length", ["abc", "0x10", "1e2", "-5", "１"])
+def test_a_content_length_that_is_no_byte_count_is_a_400_naming_it(alice, length):
+    response = alice.client.post(
+        "/api/v1/threads",
+        b'{"title": "framed"}',
+        content_type="application/json",
+        CONTENT_LENGTH=length,
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["message"].startswith(f"Content-Length: {length!r} is no")
+    assert not Thread.objects.exists()
+
+
+def test_a_query_parameter_sent_twice_to_a_post_is_refused(alice):
+    response = alice.client.post(
+        "/api/v1/search?format=json&format=json", {"query": "x"}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["details"] == {"format": ["Sent 2 times; send it once."]}

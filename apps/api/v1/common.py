@@ -68,6 +68,7 @@ class ApiView(APIView):
                 )
         elif request.method != "OPTIONS":
             _refuse_unknown_query_parameters(request, [])
+            _refuse_repeated_query_parameters(request)  # ?format=json&format=json
             if request.method in self.bodyless_methods and _has_body(request):
                 raise exceptions.ValidationError(
                     {"body": ["This operation takes no body: send the request without one."]}
