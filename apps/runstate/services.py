@@ -27,6 +27,7 @@ from apps.threads.models import OPEN_STATUSES, Run, RunStatus, Thread
 
 def plan_put(*, thread: Thread, expected_version: int, fields: dict) -> Plan:
     """Replace the plan if its version is still expected_version (0 = no plan yet), else 409."""
+    _refuse_repeated_step_ids(fields.get("steps") or [])
     if expected_version == 0:
         try:
             with transaction.atomic():
@@ -42,6 +43,22 @@ def plan_put(*, thread: Thread, expected_version: int, fields: dict) -> Plan:
             # is not answered as this one.
             return Plan.objects.get(thread=thread)
     _raise_stale(thread, expected_version)
+
+
+def _refuse_repeated_step_ids(steps: list[dict]) -> None:
+    """A step's id names one step: an agent marking "s1" done could not say which it meant."""
+    first: dict[str, int] = {}
+    for index, step in enumerate(steps):
+        step_id = step.get("id")
+        if step_id is None:
+            continue
+        if step_id in first:
+            raise ApplicationError(
+                f"steps[{index}].id: {step_id!r} is the id of steps[{first[step_id]}] too; give "
+                "each step its own id, or none.",
+                details={f"steps[{index}].id": ["Repeats the id of another step."]},
+            )
+        first[step_id] = index
 
 
 def _raise_stale(thread: Thread, expected_version: int):

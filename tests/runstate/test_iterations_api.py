@@ -48,3 +48,16 @@ def test_an_unknown_outcome_is_named_with_the_allowed_values(alice):
     assert response.json()["error"]["message"] == (
         'outcome: "meh" is not allowed; one of: succeeded, failed, abandoned.'
     )
+
+
+def test_a_succeeded_attempt_with_an_error_is_refused_naming_error(alice):
+    thread = alice.new_thread()["id"]
+    body = {"task": "deploy", "outcome": "succeeded", "error": "timeout"}
+
+    response = alice.post(f"/api/v1/threads/{thread}/iterations", body)
+
+    assert response.status_code == 400
+    assert response.json()["error"]["details"] == {
+        "error": ["A succeeded attempt has no error: log it as failed, or leave out."]
+    }
+    assert alice.get(f"/api/v1/threads/{thread}/iterations").json()["results"] == []

@@ -68,3 +68,21 @@ def test_a_bad_step_status_is_named_with_the_allowed_values(alice):
         "skipped."
     )
     assert alice.get(url).json()["version"] == 0
+
+
+def test_two_steps_with_one_id_are_refused_through_the_api_and_the_tool(alice):
+    thread = alice.new_thread()["id"]
+    steps = [
+        {"id": "s1", "title": "Ask"},
+        {"id": "s2", "title": "Pay"},
+        {"id": "s1", "title": "Go"},
+    ]
+    says = "steps[2].id: 's1' is the id of steps[0] too; give each step its own id, or none."
+
+    response = alice.put(f"/api/v1/threads/{thread}/plan", {"version": 0, "steps": steps})
+    arguments = {"thread_id": thread, "version": 0, "steps": steps}
+    tool = alice.post("/api/v1/tools/call", {"name": "plan_update", "arguments": arguments})
+
+    assert (response.status_code, response.json()["error"]["message"]) == (400, says)
+    assert (tool.status_code, tool.json()["error"]["message"]) == (400, says)
+    assert alice.get(f"/api/v1/threads/{thread}/plan").json()["version"] == 0

@@ -115,6 +115,14 @@ class IterationListApi(ApiView):
         error = serializers.CharField(allow_blank=True, default="")
         metadata = MetadataField()
 
+        def validate(self, attrs):
+            # As a run's finish: a briefing would read a succeeded attempt's error as a failure.
+            if attrs["outcome"] == IterationOutcome.SUCCEEDED and attrs["error"].strip():
+                raise serializers.ValidationError(
+                    {"error": ["A succeeded attempt has no error: log it as failed, or leave out."]}
+                )
+            return attrs
+
     query_parameters = [
         OpenApiParameter("task", str, description="Only attempts at this task."),
         *PAGE_PARAMETERS,
