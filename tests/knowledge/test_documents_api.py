@@ -182,6 +182,32 @@ def test_it_refuses_files_it_cannot_index(alice, kb, name, content, status, says
     assert Document.objects.count() == 0
 
 
+@pytest.mark.parametrize(
+    ("disposition", "message"),
+    [
+        # Django replaced each bad byte with U+FFFD: the title was stored as two of them.
+        (
+            b'name="file"; filename="notes.md"\r\n\r\n# hi\r\n--XyZ\r\n'
+            b'Content-Disposition: form-data; name="title"\r\n\r\n\xff\xfe',
+            "title: Not valid UTF-8: send the text encoded as UTF-8.",
+        ),
+        (b'name="file"; filename="\xff\xfe.md"\r\n\r\n# hi', "file: No file was submitted."),
+    ],
+)
+def test_a_field_or_file_name_that_is_not_utf8_is_refused_naming_it(
+    alice, kb, disposition, message
+):
+    body = b"--XyZ\r\nContent-Disposition: form-data; " + disposition + b"\r\n--XyZ--\r\n"
+
+    response = alice.client.generic(
+        "POST", kb, body, content_type="multipart/form-data; boundary=XyZ"
+    )
+
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"] == message
+    assert Document.objects.count() == 0
+
+
 def test_a_file_name_with_folders_is_refused(alice, kb):
     # Django's test client strips folders from names itself, so the body is written by hand.
     body = (

@@ -48,7 +48,19 @@ class PlainNameMultiPartParser(MultiPartParser):
         except MultiPartParserError as exc:
             raise ParseError(f"Multipart form parse error - {exc}") from None
         _refuse_repeated_fields(data, files)
+        _refuse_undecodable_text(data)
         return DataAndFiles(data, files)
+
+
+def _refuse_undecodable_text(data) -> None:
+    """Refuse a text field that was not UTF-8: Django decodes it replacing each bad byte with
+    U+FFFD, so a title sent as bytes FF FE was stored as "��" without a word. The replacement
+    character is taken as that mark (sent as itself, it is the trace of an earlier failed
+    decoding just the same). A file whose name is not UTF-8 Django leaves out: "No file was
+    submitted", naming the field."""
+    for name, values in data.lists():
+        if any(isinstance(value, str) and "\ufffd" in value for value in values):
+            raise ValidationError({name: ["Not valid UTF-8: send the text encoded as UTF-8."]})
 
 
 def _refuse_repeated_fields(data, files) -> None:
