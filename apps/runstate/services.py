@@ -268,8 +268,7 @@ def artifact_create(
         content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
     if len(content_type) > 255 or not _CONTENT_TYPE.match(content_type):
         raise ApplicationError("content_type: must look like 'text/markdown' or 'image/png'.")
-    if content_type.startswith("text/") and "charset" not in content_type:
-        content_type += "; charset=utf-8"
+    content_type = _with_charset(content_type, content, field)
     with transaction.atomic():
         artifact = Artifact.objects.create(
             thread_id=run.thread_id,
@@ -285,6 +284,44 @@ def artifact_create(
         artifact_index(artifact=artifact, thread=run.thread)
         _artifact_audit(artifact, actor, "artifact.create", before=None, after=_about(artifact))
     return artifact
+
+
+def content_charset(content_type: str) -> str | None:
+    """The charset a Content-Type names, or None; an unknown one is a 400 naming content_type."""
+    match = re.search(r";\s*charset=\"?([\w.+-]+)", content_type, re.IGNORECASE)
+    if match is None:
+        return None
+    try:
+        "".encode(match.group(1))  # a text encoding: Python's codecs also hold rot13 and base64
+        return match.group(1)  # as sent: a message names it so
+    except LookupError:
+        raise ApplicationError(
+            f"content_type: charset {match.group(1)!r} is not one this server knows; send "
+            "charset=utf-8, or leave the charset out."
+        ) from None
+
+
+def _with_charset(content_type: str, content: bytes, field: str) -> str:
+    """The content type as served: text its bytes are not in the charset it names is refused
+    (a browser would read "café" sent as UTF-8 under latin-1 as "cafÃ©"); text naming none is
+    marked UTF-8 when it is UTF-8, and left unmarked when it is not."""
+    charset = content_charset(content_type)
+    if charset is not None:
+        try:
+            content.decode(charset)
+        except UnicodeDecodeError:
+            raise ApplicationError(
+                f"{field}: not valid {charset}, the charset content_type names; send the text "
+                "in that charset, or name the one it is in."
+            ) from None
+        return content_type
+    if content_type.startswith("text/"):
+        try:
+            content.decode("utf-8")
+        except UnicodeDecodeError:
+            return content_type
+        return content_type + "; charset=utf-8"
+    return content_type
 
 
 def artifact_index(*, artifact: Artifact, thread: Thread) -> bool:
@@ -310,8 +347,12 @@ def artifact_text(artifact: Artifact) -> str:
     media = artifact.content_type.split(";", 1)[0].strip().lower()
     if not (media.startswith("text/") or media in _TEXT_TYPES):
         return ""
+    try:  # in the charset it was stored under (checked then; older rows may name any)
+        charset = content_charset(artifact.content_type) or "utf-8"
+    except ApplicationError:
+        charset = "utf-8"
     try:
-        text = bytes(artifact.content).decode("utf-8")
+        text = bytes(artifact.content).decode(charset)
     except UnicodeDecodeError:
         return ""
     return "" if "\x00" in text else text  # a database text column cannot hold NUL

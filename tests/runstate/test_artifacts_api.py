@@ -58,6 +58,51 @@ def test_a_text_file_keeps_the_charset_it_was_sent_with(alice, run):
     assert plain.json()["content_type"] == "text/plain; charset=utf-8"  # none sent: UTF-8
 
 
+def test_json_text_is_stored_in_the_charset_its_content_type_names(alice, run):
+    body = {"name": "menu.txt", "content": "café", "content_type": "text/plain; charset=latin-1"}
+
+    created = alice.post(f"/api/v1/runs/{run['id']}/artifacts", body)
+
+    assert created.status_code == 201, created.content
+    download = alice.get(f"/api/v1/artifacts/{created.json()['id']}")
+    assert download.content == b"caf\xe9"  # not UTF-8's caf\xc3\xa9, read as "cafÃ©"
+    assert download["Content-Type"] == "text/plain; charset=latin-1"
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (
+            {"name": "a.txt", "content": "日本", "content_type": "text/plain; charset=latin-1"},
+            "content: '日' cannot be written in latin-1",
+        ),
+        (
+            {"name": "a.txt", "content": "x", "content_type": "text/plain; charset=bogus-charset"},
+            "content_type: charset 'bogus-charset' is not one this server knows",
+        ),
+        (
+            {"name": "a.txt", "content": "x", "content_type": "text/plain; charset=rot13"},
+            "content_type: charset 'rot13' is not one this server knows",
+        ),
+    ],
+)
+def test_text_its_charset_cannot_hold_is_refused(alice, run, body, says):
+    response = alice.post(f"/api/v1/runs/{run['id']}/artifacts", body)
+
+    assert response.status_code == 400
+    assert response.json()["error"]["message"].startswith(says)
+
+
+def test_a_text_file_not_in_its_charset_is_refused_and_one_naming_none_is_not_marked(alice, run):
+    bad = upload(alice, run["id"], "a.txt", b"caf\xe9", "text/plain; charset=utf-8")
+    unmarked = upload(alice, run["id"], "b.txt", b"caf\xe9", "text/plain")
+
+    assert bad.status_code == 400
+    assert bad.json()["error"]["message"].startswith("file: not valid utf-8, the charset")
+    assert unmarked.status_code == 201, unmarked.content
+    assert unmarked.json()["content_type"] == "text/plain"  # not UTF-8, so not said to be
+
+
 def test_json_text_is_an_artifact_with_a_type_from_its_name(alice, run):
     created = alice.post(
         f"/api/v1/runs/{run['id']}/artifacts",
@@ -165,3 +210,16 @@ def test_delete_is_audited_and_the_thread_takes_its_artifacts(alice, run):
         ("artifact.create", "agent:acme/alice"),
         ("artifact.delete", "agent:acme/alice"),
     ]
+
+
+def test_a_latin1_text_artifact_is_found_by_its_words(alice, run):
+    body = {
+        "name": "menu.txt",
+        "content": "Crème brûlée",
+        "content_type": "text/plain; charset=latin-1",
+    }
+    assert alice.post(f"/api/v1/runs/{run['id']}/artifacts", body).status_code == 201
+
+    found = alice.post("/api/v1/search", {"query": "brûlée", "scopes": ["artifacts"]}).json()
+
+    assert [hit["content"] for hit in found["results"]] == ["Crème brûlée"]

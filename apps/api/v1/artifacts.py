@@ -97,15 +97,33 @@ class ArtifactUploadApi(ApiView):
             data = self.ArtifactTextSerializer(data=request.data)
             data.is_valid(raise_exception=True)
             fields = data.validated_data
+            content_type = fields["content_type"] or _text_type(fields["name"])
             artifact = runstate_services.artifact_create(
                 run=run,
                 name=fields["name"],
                 kind=fields["kind"],
-                content=fields["content"].encode(),
-                content_type=fields["content_type"] or _text_type(fields["name"]),
+                content=_encoded(fields["content"], content_type),
+                content_type=content_type,
                 actor=actor_name(request),
             )
         return Response(ArtifactSerializer(artifact).data, status=status.HTTP_201_CREATED)
+
+
+def _encoded(content: str, content_type: str) -> bytes:
+    """JSON content as the bytes of the charset its content_type names (UTF-8 if none): stored
+    as UTF-8 under charset=latin-1, "café" was served as "cafÃ©"."""
+    charset = runstate_services.content_charset(content_type) or "utf-8"
+    try:
+        return content.encode(charset)
+    except UnicodeEncodeError as error:
+        raise exceptions.ValidationError(
+            {
+                "content": [
+                    f"{error.object[error.start]!r} cannot be written in {charset}, the charset "
+                    "content_type names; name one that holds it (utf-8), or leave it out."
+                ]
+            }
+        ) from None
 
 
 def _text_type(name: str) -> str:
