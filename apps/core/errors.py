@@ -4,6 +4,7 @@ Every error leaves the API as {"error": {"code", "message", "details"}} with a 4
 """
 
 import logging
+import re
 import sys
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
@@ -87,10 +88,24 @@ BUSY_MESSAGE = (
 )
 
 
+# A message that names its field first: "content: 25000 characters; the limit is 20000."
+_NAMED_FIELD = re.compile(
+    r"([a-z_][a-z0-9_]*(?:\[\d+\])?(?:\.[a-z_][a-z0-9_]*(?:\[\d+\])?)*): (.+)", re.S
+)
+
+
+def _field_of(message: str) -> dict:
+    """details for an error raised with none: its field and what is wrong, when the message
+    names the field first, as a serializer's field errors are given ({"content": ["..."]})."""
+    match = _NAMED_FIELD.fullmatch(message)
+    return {match.group(1): [match.group(2)]} if match else {}
+
+
 def api_exception_handler(exc, context):
     """Render every API error in the one shape; unknown exceptions stay 500s for the logs."""
     if isinstance(exc, ApplicationError):
-        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+        details = exc.details or _field_of(exc.message)
+        return Response(error_body(exc.code, exc.message, details), status=exc.status_code)
     if database_busy(exc):
         logger.warning("answered 503: %s", exc)
         return Response(
