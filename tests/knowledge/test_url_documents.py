@@ -1,5 +1,6 @@
 """Web pages into knowledge bases, fetched from a real HTTP server on loopback."""
 
+import html
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -269,13 +270,15 @@ def test_the_console_upload_form_takes_web_page_addresses(alice, kb, site, loopb
     assert 'name="urls"' in page.content.decode()
     answer = client.post(
         f"/console/knowledge/{kb_id}/upload/",
-        {"urls": f"{site}/guide\n{site}/notes.txt\nftp://nope"},
+        {"urls": f"{site}/guide\r\n  {site}/notes.txt  \n\nftp://nope\nnot a url"},
         follow=True,
     )
 
-    body = answer.content.decode()
+    body = html.unescape(answer.content.decode())
     assert "Added 2 web pages; fetching now." in body
     assert "ftp://nope was refused: Only http and https addresses are fetched" in body
+    # One address per line: a line with spaces is one address refused, not three.
+    assert "not a url was refused" in body and "not was refused" not in body
     job_run_pending()
     assert sorted(Document.objects.values_list("status", flat=True)) == ["ready", "ready"]
 

@@ -153,7 +153,9 @@ def knowledge_base_upload(request, kb_id):
     """Store each uploaded file and web page address; refusals and duplicates are reported."""
     kb = _found(knowledge_base_by_id, kb_id=kb_id)
     files = request.FILES.getlist("files")
-    urls = request.POST.get("urls", "").split()
+    # One address per line, as the field says: split on spaces too, "not a url" was refused
+    # as three addresses ("not", "a", "url").
+    urls = [line.strip() for line in request.POST.get("urls", "").splitlines() if line.strip()]
     if getattr(request, "upload_too_large", False):
         files, urls = [], []  # the request was cut off at the oversized file; store none of it
         messages.error(
