@@ -178,3 +178,10 @@ document.addEventListener("htmx:responseError", (event) => {
 });
 document.addEventListener("htmx:sendError", () =>
   sayFailed("Not done: the server could not be reached. Check the connection and try again."));
+
+// A thread opened with ?seq=N (a search hit, a link pasted without its #m-N) shows message N,
+// not the top of the page: the window around it is loaded and its fold opened by the server.
+document.addEventListener("DOMContentLoaded", () => {
+  const seq = new URLSearchParams(window.location.search).get("seq");
+  if (seq && !window.location.hash) document.getElementById(`m-${seq}`)?.scrollIntoView({ block: "center" });
+});

@@ -105,3 +105,17 @@ def test_a_link_into_a_long_thread_loads_later_messages_too(operator_login, page
         "items => items.map((item) => Number(item.id.slice(2)))"
     )
     assert seqs == list(range(1, 251))
+
+
+def test_a_thread_opened_at_a_seq_shows_that_message(operator_login, page):
+    alice = make_actor("acme", "alice")
+    thread = alice.new_thread(title="Parcels")["id"]
+    for start in range(0, 120, 60):
+        alice.append(
+            thread, *[{"role": "user", "content": f"Parcel {start + n}?"} for n in range(60)]
+        )
+    page.set_viewport_size({"width": 1280, "height": 700})
+
+    page.goto(f"{operator_login}/console/threads/{thread}/?seq=5")
+
+    expect(page.locator("#m-5")).to_be_in_viewport()
