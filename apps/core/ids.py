@@ -3,6 +3,7 @@
 import os
 import time
 import uuid
+from datetime import datetime
 
 
 def uuid7() -> uuid.UUID:
@@ -15,3 +16,10 @@ def uuid7() -> uuid.UUID:
     value |= 0b10 << 62  # RFC 4122 variant
     value |= rand & ((1 << 62) - 1)  # rand_b, 62 bits
     return uuid.UUID(int=value)
+
+
+def uuid7_floor(moment: datetime) -> uuid.UUID:
+    """Return the smallest UUIDv7 of the millisecond of moment: ids of rows stored since then
+    are at least this (a time-ordered id says when a row was stored, whatever its own dates)."""
+    millis = int(moment.timestamp() * 1000)
+    return uuid.UUID(int=(millis << 80) | (0x7 << 76) | (0b10 << 62))

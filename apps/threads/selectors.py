@@ -5,6 +5,7 @@ import uuid
 from django.db.models import Count, F, Q, QuerySet, Sum
 
 from apps.core.errors import NotFound
+from apps.core.ids import uuid7_floor
 from apps.tenancy.models import Agent
 from apps.tenancy.selectors import resource_id_clean, resource_id_form
 from apps.threads.models import Message, Run, Thread
@@ -167,9 +168,13 @@ def message_get(*, agent: Agent, message_id: uuid.UUID) -> Message | None:
 
 
 def thread_counts(*, since) -> dict:
-    """Totals for the dashboard; `recent` counts messages stored since `since`."""
+    """Totals for the dashboard; `recent` counts messages stored since `since`.
+
+    Stored, by their time-ordered ids: a message's created_at is when the agent says it was
+    said, so an import of last year's chat counted nothing, and a batch dated ahead counted
+    twice."""
     totals = Thread.objects.aggregate(threads=Count("id"), messages=Sum("message_count"))
-    recent = Message.objects.filter(created_at__gte=since).count()
+    recent = Message.objects.filter(id__gte=uuid7_floor(since)).count()
     return {
         "threads": totals["threads"],
         "message_total": totals["messages"] or 0,

@@ -1,7 +1,9 @@
 """The dashboard: counts, ingest rate, job queue health, and links each role can open."""
 
 import re
+import time
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from django.utils import timezone
@@ -40,10 +42,16 @@ def test_it_counts_projects_agents_threads_and_messages(as_role, alice, bob, car
     assert _stat(content, "Messages")[1] == "3"
 
 
-def test_the_ingest_rate_counts_only_the_last_hour(as_role, alice):
+def test_the_ingest_rate_counts_what_was_stored_in_the_last_hour(as_role, alice, monkeypatch):
     thread = alice.new_thread()
-    alice.append(thread["id"], *[{"role": "user", "content": f"m{i}"} for i in range(121)])
-    Message.objects.filter(seq=1).update(created_at=timezone.now() - timedelta(minutes=61))
+    stored_before = time.time_ns() - 61 * 60 * 10**9
+    with monkeypatch.context() as earlier:  # the ids of a message stored 61 minutes ago
+        earlier.setattr("apps.core.ids.time", SimpleNamespace(time_ns=lambda: stored_before))
+        alice.append(thread["id"], {"role": "user", "content": "old"})
+    alice.append(thread["id"], *[{"role": "user", "content": f"m{i}"} for i in range(120)])
+    # Stored now, said last year (an imported chat): stored now is what the rate counts.
+    last_year = timezone.now() - timedelta(days=365)
+    Message.objects.filter(seq__lte=31, seq__gt=1).update(created_at=last_year)
 
     content = as_role("operator").get("/console/").content.decode()
 
