@@ -334,7 +334,11 @@ def document_reindex(*, document: Document, actor: str = "system") -> Document:
     with transaction.atomic():
         _audit_document(document, actor, "document.reindex", chunks_before=document.chunk_count)
         Document.objects.filter(pk=document.pk).update(
-            status=DocumentStatus.PENDING, progress=0, error="", attempts=0
+            status=DocumentStatus.PENDING,
+            progress=0,
+            error="",
+            attempts=0,
+            updated_at=timezone.now(),  # update() leaves auto_now alone
         )
         index_set_visible(items=Q(chunk__document=document), visible=False)
         document_ingest_enqueue(document=document)

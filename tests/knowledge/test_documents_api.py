@@ -124,6 +124,7 @@ def test_reindex_hides_chunks_until_the_document_is_ready_again(alice, kb):
 
     assert response.status_code == 202
     assert response.json()["status"] == "pending"
+    assert response.json()["updated_at"] > document["updated_at"]
     assert _knowledge(alice, "restart ingest worker") == []
     job_run_pending()
     assert len(_knowledge(alice, "restart ingest worker")) >= 1
