@@ -100,7 +100,7 @@ def revoke(request, key_id):
 
 
 def _list_context(request) -> dict:
-    form = KeyFilterForm(request.GET or None)
+    form = KeyFilterForm(request.GET or None, auto_id="filter_%s")  # beside the create form
     problems = filter_problems(form)
     query = query_without_page(request)
     if problems:  # told, and nothing listed: a filter that cannot match lists no key

@@ -60,7 +60,7 @@ def index(request):
         return redirect(f"{reverse('console:webhooks')}?project={webhook.project_id}")
     if form.is_bound:
         messages.error(request, "No webhook was added; see the form.")
-    filters = ProjectFilterForm(request.GET or None)
+    filters = ProjectFilterForm(request.GET or None, auto_id="filter_%s")  # beside the add form
     project = filters.cleaned_data["project"] if filters.is_valid() else None
     if project is not None and not form.is_bound:
         form = WebhookForm(initial={"project": project})
