@@ -124,6 +124,37 @@ def test_a_number_too_large_for_a_double_is_refused_naming_it(alice, ids, number
     )
 
 
+@pytest.mark.parametrize("number", ["1e-400", "-2.5E-999", "0.000e-500"])
+def test_a_number_too_small_for_a_double_is_refused_not_stored_as_0(alice, ids, number):
+    body = f'{{"title": "t", "metadata": {{"b": {number}}}}}'
+
+    response = alice.client.generic(
+        "POST", "/api/v1/threads", body, content_type="application/json"
+    )
+
+    if number.startswith("0.000"):  # a zero written so is a zero
+        assert response.status_code == 201, response.content
+        assert response.json()["metadata"] == {"b": 0.0}
+        return
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"].startswith(
+        f"JSON parse error - {number} is too small a number to keep (it reads as 0)"
+    )
+
+
+def test_an_integer_past_python_s_digit_limit_is_refused_with_a_fix_for_the_client(alice, ids):
+    body = '{"title": "t", "metadata": {"n": ' + "9" * 5001 + "}}"
+
+    response = alice.client.generic(
+        "POST", "/api/v1/threads", body, content_type="application/json"
+    )
+
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"] == (
+        "JSON parse error - an integer has more than 4300 digits; send it as a string."
+    )
+
+
 def test_a_null_body_is_refused_not_read_as_an_empty_one(alice, ids):
     response = send(alice, "post", f"/api/v1/threads/{ids['thread']}/runs", None)
 

@@ -4,6 +4,7 @@ a key repeated in one object and text that is not Unicode."""
 import codecs
 import json
 import math
+import sys
 
 import orjson
 from django.conf import settings
@@ -96,6 +97,7 @@ class DepthSafeJSONParser(BaseParser):
         encoding = (parser_context or {}).get("encoding") or settings.DEFAULT_CHARSET
         constants: list[str] = []  # NaN, Infinity, -Infinity, as they were read
         overflows: list[str] = []  # numbers beyond a double (1e400), which read as infinities
+        underflows: list[str] = []  # numbers too small for one (1e-400), which read as 0
 
         def constant(word: str) -> float:
             constants.append(word)
@@ -105,6 +107,8 @@ class DepthSafeJSONParser(BaseParser):
             value = float(text)
             if math.isinf(value):
                 overflows.append(text)
+            elif value == 0 and any(digit in "123456789" for digit in text.lower().split("e")[0]):
+                underflows.append(text)  # 1e-400 read as 0.0, stored so without a word
             return value
 
         try:
@@ -117,6 +121,13 @@ class DepthSafeJSONParser(BaseParser):
         except RepeatedKey as repeated:
             raise ParseError(f"JSON parse error - {repeated}") from None
         except ValueError as exc:
+            if "integer string conversion" in str(
+                exc
+            ):  # Python's limit, and its advice to raise it
+                raise ParseError(
+                    f"JSON parse error - an integer has more than {sys.get_int_max_str_digits()} "
+                    "digits; send it as a string."
+                ) from None
             raise ParseError(f"JSON parse error - {exc}") from None
         except RecursionError:
             # json.loads recurses once per level; thousands of levels would otherwise be a 500.
@@ -125,6 +136,11 @@ class DepthSafeJSONParser(BaseParser):
             ) from None
         if constants or overflows:
             _refuse_non_finite(data, overflows)
+        if underflows:
+            raise ParseError(
+                f"JSON parse error - {underflows[0]} is too small a number to keep (it reads as "
+                "0); send 0, or a number within the range of a double (±2.2e-308 and up)."
+            )
         if data is None:
             # DRF reads a null body as no body, so an operation whose fields all have defaults
             # (starting a run, say) went ahead as if {} had been sent.
