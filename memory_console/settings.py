@@ -249,6 +249,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["apps.tenancy.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["apps.tenancy.auth.IsAgent"],
     "DEFAULT_RENDERER_CLASSES": ["apps.api.renderers.OrjsonRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "apps.api.renderers.NamedFormatNegotiation",
     "DEFAULT_PARSER_CLASSES": ["apps.api.v1.parsers.DepthSafeJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "apps.api.schema.ApiAutoSchema",
     "EXCEPTION_HANDLER": "apps.core.errors.api_exception_handler",

@@ -1,6 +1,9 @@
-"""The API's JSON renderer: DRF's JSONRenderer with orjson doing the encoding."""
+"""The API's JSON renderer (DRF's JSONRenderer with orjson doing the encoding), and the
+negotiation that names a format it does not answer in."""
 
 import orjson
+from rest_framework.exceptions import ValidationError
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.utils.encoders import JSONEncoder
 
@@ -48,3 +51,17 @@ class OrjsonRenderer(JSONRenderer):
             escaping = JSONRenderer()
             escaping.ensure_ascii = True
             return escaping.render(data, accepted_media_type, renderer_context)
+
+
+class NamedFormatNegotiation(DefaultContentNegotiation):
+    """DRF's negotiation, but a ?format= the API does not answer in is a 400 naming format:
+    DRF answered 404 "Not found.", as if the URL were wrong."""
+
+    def filter_renderers(self, renderers, format):
+        kept = [renderer for renderer in renderers if renderer.format == format]
+        if not kept:
+            offered = ", ".join(sorted({renderer.format for renderer in renderers}))
+            raise ValidationError(
+                {"format": [f"{format!r} is not a format this API answers in; send {offered}."]}
+            )
+        return kept

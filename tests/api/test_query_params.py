@@ -263,3 +263,14 @@ def test_a_request_without_a_key_is_told_so_before_its_parameters(anonymous, db)
     response = anonymous.get("/api/v1/threads", {"colour": "red"})
 
     assert response.status_code == 401
+
+
+def test_a_format_the_api_does_not_answer_in_is_a_400_naming_format(alice):
+    response = alice.get("/api/v1/threads", {"format": "xml"})
+
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"]["details"] == {
+        "format": ["'xml' is not a format this API answers in; send json."]
+    }
+    assert alice.get("/api/schema/", {"format": "json"}).status_code == 200
