@@ -20,7 +20,8 @@ TOO_WIDE = """[...document.querySelectorAll('body *')]
   .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
   .filter(e => ![...e.children].some(c => c.getBoundingClientRect().right >
     document.documentElement.clientWidth + 1))
-  .slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))"""
+  .slice(0, 5)
+  .map(e => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`)"""
 
 
 def _objects() -> dict:
