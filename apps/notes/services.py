@@ -147,9 +147,30 @@ def note_write(
     """Write the note at path in the scope: create it, or replace its content.
 
     version is the version the caller read; without it an existing note is replaced whatever
-    its version (a tool that only appends its own notes need not read first).
+    its version (a tool that only appends its own notes need not read first), one written by a
+    concurrent request included: that request's note is replaced as an earlier one would be,
+    where it answered 409 path_taken or stale_version depending on the timing.
     """
     actor = actor or f"agent:{agent.project.slug}/{agent.slug}"
+    fields = {"content": content, "scope": scope, "title": title, "tags": tags, "actor": actor}
+    if version is not None:
+        return _note_write_once(agent=agent, path=path, version=version, **fields)
+    for _ in range(WRITE_RETRIES):
+        try:
+            return _note_write_once(agent=agent, path=path, version=None, **fields)
+        except Conflict as conflict:
+            if conflict.code not in ("path_taken", "stale_version"):
+                raise
+    return _note_write_once(agent=agent, path=path, version=None, **fields)
+
+
+# How often a write without a version reads the note again after another request wrote it
+# first: each lost race means that one was stored, so more writers than this at one path at
+# the same moment are past what a note is for; the last is answered with the 409.
+WRITE_RETRIES = 10
+
+
+def _note_write_once(*, agent, path, content, scope, title, tags, version, actor) -> Note:
     owner = agent if scope == NoteScope.PERSONAL else None
     existing = note_at_path(project_id=agent.project_id, agent=owner, path=path)
     if existing is None:

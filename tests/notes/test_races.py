@@ -44,3 +44,23 @@ def test_concurrent_patches_of_one_version_let_one_win(live_server, transactiona
     assert list(NoteLink.objects.values_list("target_path", flat=True)) == [
         winner["links"][0]["path"]
     ]
+
+
+def test_concurrent_note_write_calls_without_a_version_each_replace_the_note(
+    live_server, transactional_db
+):
+    alice = make_actor("acme", "alice")
+    bodies = [
+        {"name": "note_write", "arguments": {"path": "w/x.md", "content": f"writer {n}"}}
+        for n in range(CLIENTS)
+    ]
+
+    responses = _race(live_server, alice.key, "POST", "/api/v1/tools/call", bodies)
+
+    # Leaving version out overwrites whatever is there, one written a moment ago included: as
+    # one after the other, every call is stored, each as the next version.
+    assert [r.status_code for r in responses] == [200] * CLIENTS, [r.text for r in responses]
+    versions = sorted(r.json()["result"]["version"] for r in responses)
+    assert versions == list(range(1, CLIENTS + 1))
+    stored = Note.objects.get()
+    assert stored.version == CLIENTS
