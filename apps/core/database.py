@@ -7,6 +7,8 @@ from contextlib import contextmanager
 
 from django.db import connection, models, transaction
 
+from apps.core.errors import NotFound
+
 logger = logging.getLogger(__name__)
 
 
@@ -60,3 +62,14 @@ def deleted_meanwhile(references: dict[str, models.Model | None]) -> str | None:
         if row is not None and not type(row)._default_manager.filter(pk=row.pk).exists():
             return name
     return None
+
+
+def delete_or_not_found(row: models.Model, what: str) -> None:
+    """Delete the row; NotFound when a concurrent request deleted it first.
+
+    Of two deletes of one row both answered 204, and both were audited: the second deleted
+    nothing. Raised inside the caller's transaction, its audit row is rolled back with it.
+    """
+    _, deleted = row.delete()
+    if not deleted.get(row._meta.label):
+        raise NotFound(f"No such {what}: another request deleted it first.")

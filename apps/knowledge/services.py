@@ -10,6 +10,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from apps.audit.services import audit_record
+from apps.core.database import delete_or_not_found
 from apps.core.errors import ApplicationError, Conflict, UnsupportedMediaType
 from apps.core.ids import uuid7
 from apps.core.outbound import OutboundRefused, url_check
@@ -349,16 +350,17 @@ def document_reindex(*, document: Document, actor: str = "system") -> Document:
 def document_delete(*, document: Document, actor: str) -> None:
     """Delete the document with its stored file, chunks and vectors."""
     stored = document.file.name if document.file else ""
-    audit_record(
-        actor=actor,
-        action="document.delete",
-        object_type="document",
-        object_id=document.id,
-        project_id=document.knowledge_base.project_id,
-        summary=document.title,
-        before={"title": document.title, "chunks": document.chunk_count},
-    )
-    document.delete()
+    with transaction.atomic():
+        audit_record(
+            actor=actor,
+            action="document.delete",
+            object_type="document",
+            object_id=document.id,
+            project_id=document.knowledge_base.project_id,
+            summary=document.title,
+            before={"title": document.title, "chunks": document.chunk_count},
+        )
+        delete_or_not_found(document, "document")
     if stored:
         transaction.on_commit(lambda: default_storage.delete(stored))
 

@@ -9,6 +9,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from apps.audit.services import audit_record
+from apps.core.database import delete_or_not_found
 from apps.core.errors import Conflict
 from apps.core.text import text_problem
 from apps.notes.models import Note, NoteLink, NoteScope, NoteTag
@@ -130,7 +131,7 @@ def note_update(
 def note_delete(*, note: Note, actor: str) -> None:
     with transaction.atomic():
         _audit(note, actor, "note.delete", before=_snapshot(note), after=None)
-        note.delete()
+        delete_or_not_found(note, "note")
 
 
 def note_write(

@@ -10,7 +10,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from apps.audit.services import audit_record, audit_subject
-from apps.core.database import deleted_meanwhile
+from apps.core.database import delete_or_not_found, deleted_meanwhile
 from apps.core.errors import ApplicationError, Conflict, NotFound, PayloadTooLarge
 from apps.core.text import text_problem
 from apps.runstate.models import (
@@ -361,7 +361,7 @@ def artifact_text(artifact: Artifact) -> str:
 def artifact_delete(*, artifact: Artifact, actor: str) -> None:
     with transaction.atomic():
         _artifact_audit(artifact, actor, "artifact.delete", before=_about(artifact), after=None)
-        artifact.delete()
+        delete_or_not_found(artifact, "artifact")
 
 
 def _about(artifact: Artifact) -> dict:

@@ -8,10 +8,12 @@ delete lands right after the request under test read the row it names.
 
 import pytest
 
+from apps.audit.models import AuditEvent
 from apps.episodic.models import MemoryEntry
 from apps.knowledge.models import Document
+from apps.notes.models import Note
 from apps.profiles.models import SessionMemory, UserProfile
-from apps.runstate.models import Plan, RunSnapshot
+from apps.runstate.models import Artifact, Plan, RunSnapshot
 from apps.tenancy.models import Resource
 from apps.threads.models import Message, Run, Thread
 from tests.races import after_statement, deleted_elsewhere
@@ -158,3 +160,43 @@ def test_the_remember_tool_names_the_message_deleted_meanwhile(alice):
     assert response.json()["error"]["message"] == f"message_id: {DELETED}"
     assert not Message.objects.exists()
     assert not Run.objects.exists()
+
+
+def _note(alice) -> tuple[str, object]:
+    note = alice.post("/api/v1/notes", {"path": "a.md", "content": "x"}).json()
+    return f"/api/v1/notes/{note['id']}", Note.objects.filter(pk=note["id"])
+
+
+def _artifact(alice) -> tuple[str, object]:
+    thread = alice.new_thread()["id"]
+    run = alice.post(f"/api/v1/threads/{thread}/runs", {}).json()["id"]
+    made = alice.post(f"/api/v1/runs/{run}/artifacts", {"name": "a.md", "content": "x"}).json()
+    return f"/api/v1/artifacts/{made['id']}", Artifact.objects.filter(pk=made["id"])
+
+
+def _document(alice) -> tuple[str, object]:
+    alice.post("/api/v1/knowledge-bases", {"slug": "ops"})
+    made = alice.upload("/api/v1/knowledge-bases/ops/documents", "a.md", b"# A\n\nText.").json()
+    return f"/api/v1/documents/{made['id']}", Document.objects.filter(pk=made["id"])
+
+
+@pytest.mark.parametrize(
+    ("make", "read", "what"),
+    [
+        (_note, 'FROM "notes_note"', "note"),
+        (_artifact, 'FROM "runstate_artifact"', "artifact"),
+        (_document, 'FROM "knowledge_document"', "document"),
+    ],
+)
+def test_of_two_deletes_of_one_object_the_second_is_not_found(alice, make, read, what):
+    path, rows = make(alice)
+    audited = AuditEvent.objects.filter(action=f"{what}.delete")
+
+    with _racing(rows, read):  # the other delete lands after this one found the object
+        response = alice.delete(path)
+
+    assert response.status_code == 404, response.content
+    assert (
+        response.json()["error"]["message"] == f"No such {what}: another request deleted it first."
+    )
+    assert not audited.exists()  # the delete that deleted nothing is not recorded

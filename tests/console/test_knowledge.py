@@ -9,6 +9,7 @@ from apps.jobs.services import job_run_pending
 from apps.knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
 from apps.knowledge.services import document_from_text, knowledge_base_create
 from tests.pdfs import make_pdf
+from tests.races import after_statement, deleted_elsewhere
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 MARKDOWN = b"# Runbook\n\nIntro.\n\n## Restarts\n\nRestart the worker with systemctl.\n"
@@ -298,6 +299,19 @@ def test_reindex_ingests_the_document_again(curator, kb):
     job_run_pending()
     document.refresh_from_db()
     assert (document.status, document.chunk_count) == (DocumentStatus.READY, 1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_document_deleted_meanwhile_by_another_request_is_said_so(curator, kb):
+    document = _text(kb, "Runbook", "Restart the worker.")
+    gone = Document.objects.filter(pk=document.pk)
+
+    with after_statement('FROM "knowledge_document"', lambda: deleted_elsewhere(gone)):
+        response = curator.post(f"/console/knowledge/documents/{document.id}/delete/", follow=True)
+
+    assert response.status_code == 200
+    assert "“Runbook” was deleted meanwhile, by another request." in response.content.decode()
+    assert not AuditEvent.objects.filter(action="document.delete").exists()
 
 
 def test_delete_removes_the_document_and_records_who_did_it(curator, kb):

@@ -269,8 +269,12 @@ def document_reindex_post(request, document_id):
 def document_delete_post(request, document_id):
     doc = _found(document_by_id, document_id=document_id)
     kb = doc.knowledge_base
-    document_delete(document=doc, actor=actor(request))
-    messages.success(request, f"Deleted “{doc.title}” with its chunks.")
+    try:
+        document_delete(document=doc, actor=actor(request))
+    except NotFound:
+        messages.info(request, f"“{doc.title}” was deleted meanwhile, by another request.")
+    else:
+        messages.success(request, f"Deleted “{doc.title}” with its chunks.")
     return redirect("console:knowledge-base", kb_id=kb.id)
 
 
