@@ -98,6 +98,8 @@ def _rpc_error(code: int, message: str, *, status: int, data=None) -> HttpRespon
 
 # JSON-RPC's code for a message that is JSON but no valid request.
 INVALID_REQUEST = -32600
+# What a JSON-RPC 2.0 message may hold (a request or notification, or a client's response).
+_ENVELOPE_KEYS = {"jsonrpc", "id", "method", "params", "result", "error"}
 
 
 def protocol_version_problem(request) -> str | None:
@@ -137,6 +139,10 @@ def envelope_problem(body: bytes) -> str | None:
         return None
     if not isinstance(message, dict):
         return "send one JSON-RPC message, a JSON object, per request"
+    if unknown := sorted(message.keys() - _ENVELOPE_KEYS):
+        # The SDK ignored them, as a REST body's unknown fields are not.
+        members = ", ".join(sorted(_ENVELOPE_KEYS))
+        return f"{unknown[0]}: not a member of a JSON-RPC message ({members})"
     if message.get("jsonrpc") != "2.0":
         return 'jsonrpc: must be "2.0"'
     if "id" in message and (
@@ -199,6 +205,11 @@ def mcp_view(request):
     # read(), not .body: .body is capped at Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MiB), and
     # ApiBodyLimitMiddleware has held Content-Length to API_MAX_BODY_BYTES, as for the REST API.
     sent = request.read()
+    if request.GET:  # the message says everything; a query parameter would be ignored
+        name = next(iter(request.GET))
+        return _rpc_error(
+            INVALID_REQUEST, f"Invalid request: {name}: /mcp takes no query parameters.", status=400
+        )
     if (problem := protocol_version_problem(request)) is not None:
         return _rpc_error(UNSUPPORTED_PROTOCOL_VERSION, f"{problem}.", status=400)
     if (problem := envelope_problem(sent)) is not None:

@@ -198,6 +198,11 @@ def test_a_nan_in_the_arguments_is_a_tool_error_naming_the_argument(live_server,
         ([{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}], "send one JSON-RPC message"),
         ({"jsonrpc": "2.0", "id": 1}, "method: required"),
         ({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": []}, "params: must be"),
+        # Ignored by the SDK, where a REST body's unknown field is refused.
+        (
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "extra": True},
+            "extra: not a member of a JSON-RPC message",
+        ),
         # A request without an id: the SDK took it for a notification and dropped the call.
         (
             {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "recall_memory"}},
@@ -410,3 +415,14 @@ def test_a_server_failure_in_a_tool_is_an_internal_error_that_leaks_nothing(
     error = response.json()["error"]
     assert (error["code"], error["message"]) == (-32603, "The server failed; the error was logged.")
     assert "FOREIGN KEY" not in response.text
+
+
+def test_a_query_parameter_is_an_invalid_request_naming_it(live_server, alice):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+
+    response = post_raw(f"{live_server.url}/mcp?x=1", alice.key, content=json.dumps(body))
+
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == (
+        "Invalid request: x: /mcp takes no query parameters."
+    )
