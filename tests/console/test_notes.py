@@ -139,3 +139,13 @@ def test_a_context_links_each_of_its_notes_to_the_notes_page(alice, operator):
     page = operator.get(f"/console/contexts/{given['context_id']}/").content.decode()
 
     assert f'href="/console/notes/{note["id"]}/"' in page
+
+
+@pytest.mark.parametrize("project", ["bogus", "0192f0a1-0000-7000-8000-000000000000"])
+def test_an_unknown_project_is_a_400_naming_it(alice, operator, project):
+    response = operator.get("/console/notes/", {"project": project})
+
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert f"project={project}: no such project; pick one from the list." in body
+    assert "No projects yet" not in body

@@ -108,6 +108,10 @@ def notes(request):
             )
         )
     context = {"form": form, "project": project, "tree": notes_tree(found), "count": len(found)}
+    asked = request.GET.get("project")
+    if asked and project is None:  # it said "No projects yet" beside a list of projects
+        context["problem"] = f"project={asked}: no such project; pick one from the list."
+        return render(request, "console/notes/index.html", context, status=400)
     return render(request, "console/notes/index.html", context)
 
 
