@@ -1,6 +1,7 @@
 """The curator's knowledge pages: knowledge bases, uploads with live progress, chunks."""
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
@@ -302,12 +303,15 @@ def test_reindex_ingests_the_document_again(curator, kb):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_document_deleted_meanwhile_by_another_request_is_said_so(curator, kb):
+def test_a_document_deleted_meanwhile_by_another_request_is_said_so(client, kb):
+    # A superuser: the role groups come from a migration, which an earlier transactional
+    # test's flush may have emptied.
+    client.force_login(User.objects.create_superuser(username="root", password="pw"))
     document = _text(kb, "Runbook", "Restart the worker.")
     gone = Document.objects.filter(pk=document.pk)
 
     with after_statement('FROM "knowledge_document"', lambda: deleted_elsewhere(gone)):
-        response = curator.post(f"/console/knowledge/documents/{document.id}/delete/", follow=True)
+        response = client.post(f"/console/knowledge/documents/{document.id}/delete/", follow=True)
 
     assert response.status_code == 200
     assert "“Runbook” was deleted meanwhile, by another request." in response.content.decode()
