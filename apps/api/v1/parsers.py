@@ -121,9 +121,8 @@ class DepthSafeJSONParser(BaseParser):
         except RepeatedKey as repeated:
             raise ParseError(f"JSON parse error - {repeated}") from None
         except ValueError as exc:
-            if "integer string conversion" in str(
-                exc
-            ):  # Python's limit, and its advice to raise it
+            # Python's own digit limit, whose message advised raising it on the server.
+            if "integer string conversion" in str(exc):
                 raise ParseError(
                     f"JSON parse error - an integer has more than {sys.get_int_max_str_digits()} "
                     "digits; send it as a string."
