@@ -64,6 +64,18 @@ def deleted_meanwhile(references: dict[str, models.Model | None]) -> str | None:
     return None
 
 
+# What a write answers when a row it names went while it ran.
+DELETED_MEANWHILE = "it was deleted while this request ran; nothing was stored."
+
+
+def refuse_if_deleted(references: dict[str, models.Model | None]) -> None:
+    """Raise NotFound naming the first of the rows a write belongs to (its thread, run, end
+    user) that a concurrent request deleted; do nothing when all are there."""
+    gone = deleted_meanwhile(references)
+    if gone is not None:
+        raise NotFound(f"No such {gone}: {DELETED_MEANWHILE}")
+
+
 def delete_or_not_found(row: models.Model, what: str) -> None:
     """Delete the row; NotFound when a concurrent request deleted it first.
 

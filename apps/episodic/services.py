@@ -15,7 +15,7 @@ from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from apps.audit.services import audit_record, audit_subject
-from apps.core.database import deleted_meanwhile
+from apps.core.database import DELETED_MEANWHILE, deleted_meanwhile
 from apps.core.errors import ApplicationError, Conflict, Unprocessable
 from apps.episodic.approval import entry_initial_status, entry_origin
 from apps.episodic.models import LIVE_STATUSES, EntrySource, EntryStatus, MemoryEntry
@@ -152,7 +152,7 @@ def entry_create(
         if gone is None:
             raise
         raise Conflict(
-            f"{gone}: it was deleted while this request ran; nothing was stored.",
+            f"{gone}: {DELETED_MEANWHILE}",
             code="deleted_meanwhile",
         ) from None
     return EntryResult(entry, created=True)

@@ -10,8 +10,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from apps.audit.services import audit_record, audit_subject
-from apps.core.database import deleted_meanwhile
-from apps.core.errors import ApplicationError, Conflict, NotFound
+from apps.core.database import refuse_if_deleted
+from apps.core.errors import ApplicationError, Conflict
 from apps.core.text import text_problem
 from apps.profiles.models import (
     LIST_ITEM_MAX_CHARS,
@@ -50,7 +50,7 @@ def profile_put(
         if resource is None:  # nothing was ever written, so any version but 0 is stale
             _raise_stale("Profile", UserProfile.objects.none(), version)
     return _compare_and_set(
-        owner=("end user", resource),
+        owner={"end user": resource},
         rows=UserProfile.objects.filter(agent=agent, resource=resource),
         create=lambda: UserProfile(agent=agent, resource=resource),
         version=version,
@@ -85,7 +85,7 @@ def session_memory_put(
     _check_list("decisions", decisions)
     _check_list("follow_ups", follow_ups)
     return _compare_and_set(
-        owner=("thread", thread),
+        owner={"thread": thread},
         rows=SessionMemory.objects.filter(thread=thread),
         create=lambda: SessionMemory(thread=thread),
         version=version,
@@ -109,7 +109,7 @@ def session_memory_put(
 
 def _compare_and_set(
     *,
-    owner: tuple[str, models.Model],
+    owner: dict[str, models.Model],
     rows,
     create,
     version: int,
@@ -133,11 +133,8 @@ def _compare_and_set(
     try:
         return _write_version(rows, create, version, fields, actor, audit, summary, name)
     except (IntegrityError, Conflict):
-        if deleted_meanwhile({owner[0]: owner[1]}) is None:
-            raise
-        raise NotFound(
-            f"No such {owner[0]}: it was deleted while this request ran; nothing was stored."
-        ) from None
+        refuse_if_deleted(owner)
+        raise
 
 
 def _write_version(rows, create, version, fields, actor, audit, summary, name) -> models.Model:

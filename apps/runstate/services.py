@@ -10,7 +10,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from apps.audit.services import audit_record, audit_subject
-from apps.core.database import delete_or_not_found, deleted_meanwhile
+from apps.core.database import delete_or_not_found, refuse_if_deleted
 from apps.core.errors import ApplicationError, Conflict, NotFound, PayloadTooLarge
 from apps.core.text import text_problem
 from apps.runstate.models import (
@@ -64,7 +64,7 @@ def _refuse_repeated_step_ids(steps: list[dict]) -> None:
 def _raise_stale(thread: Thread, expected_version: int):
     # A thread deleted meanwhile took its plan along (or failed the new plan's foreign key):
     # that is the thread gone, not a version to read again.
-    _refuse_if_deleted(thread=thread)
+    refuse_if_deleted({"thread": thread})
     current = Plan.objects.filter(thread=thread).values_list("version", flat=True).first() or 0
     raise Conflict(
         f"Plan version is {current}, not {expected_version}: reload the plan and apply your "
@@ -211,18 +211,9 @@ def snapshot_put(*, run: Run, tree: dict) -> RunSnapshot:
             with transaction.atomic():
                 return RunSnapshot.objects.create(run=run, tree=tree)
         except IntegrityError:
-            _refuse_if_deleted(run=run)  # its foreign key failed: the run went with its thread
+            refuse_if_deleted({"run": run})  # its foreign key failed: the run went with its thread
             continue  # created concurrently; update it on the next pass
     raise Conflict("The snapshot was changed concurrently; retry.")
-
-
-def _refuse_if_deleted(**owner) -> None:
-    """Raise NotFound when the thread or run a write belongs to was deleted while it ran."""
-    gone = deleted_meanwhile(owner)
-    if gone is not None:
-        raise NotFound(
-            f"No such {gone}: it was deleted while this request ran; nothing was stored."
-        )
 
 
 # --- Artifacts -------------------------------------------------------------------------------

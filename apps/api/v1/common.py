@@ -18,6 +18,7 @@ from rest_framework.pagination import CursorPagination
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from apps.core.database import DELETED_MEANWHILE
 from apps.core.text import JSON_MAX_DEPTH, json_nodes, json_path, text_problem
 from apps.knowledge.selectors import document_exists
 from apps.tenancy.auth import AgentPrincipal
@@ -47,9 +48,7 @@ class ApiView(APIView):
         if isinstance(exc, DatabaseError | ObjectDoesNotExist):
             gone = _gone(self.kwargs)
             if gone:
-                exc = exceptions.NotFound(
-                    f"No such {gone}: it was deleted while this request ran; nothing was stored."
-                )
+                exc = exceptions.NotFound(f"No such {gone}: {DELETED_MEANWHILE}")
         return super().handle_exception(exc)
 
     def initial(self, request, *args, **kwargs):

@@ -35,7 +35,10 @@ def context_detail(request, context_id):
         diff = snapshot_diff(first=against, second=snapshot)
         deltas = block_deltas(snapshot_replay(snapshot=against), replay, diff)
     left_out = snapshot_left_out(snapshot=snapshot)
-    items = items_of(replay)
+    shown = items_of(replay)
+    # Items whose row changed or went since: their text on this page is today's.
+    changed_since = sum(1 for item in shown if item.get("changed") or item.get("deleted"))
+    items = [*shown]
     items += [item for cut in (left_out or {}).values() for item in cut["items"]]
     if diff:
         items += diff["entered"] + diff["left"] + diff["changed"]
@@ -46,10 +49,7 @@ def context_detail(request, context_id):
         "thread": snapshot.thread,
         "replay": replay,
         "budget": budget_bars(replay, snapshot.manifest.get("budget", {})),
-        # Items whose row changed or went since: their text on this page is today's.
-        "changed_since": sum(
-            1 for item in items_of(replay) if item.get("changed") or item.get("deleted")
-        ),
+        "changed_since": changed_since,
         "sent_messages": json.dumps(replay["messages"], ensure_ascii=False, indent=1),
         "left_out_recorded": left_out is not None,
         "against": against,
