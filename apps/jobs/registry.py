@@ -34,3 +34,8 @@ def handler_for(kind: str) -> Callable | None:
 
 def failure_handler_for(kind: str) -> Callable | None:
     return _FAILURE_HANDLERS.get(kind)
+
+
+def job_kinds() -> list[str]:
+    """The kinds of job that have a handler, sorted."""
+    return sorted(_HANDLERS)

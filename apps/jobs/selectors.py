@@ -4,6 +4,7 @@ from django.db.models import Count, Min
 from django.utils import timezone
 
 from apps.jobs.models import Job, JobStatus
+from apps.jobs.registry import handler_for
 
 
 def job_health() -> dict:
@@ -17,6 +18,11 @@ def job_health() -> dict:
         "succeeded": counts.get(JobStatus.SUCCEEDED, 0),
         "oldest_pending_seconds": (timezone.now() - oldest).total_seconds() if oldest else None,
     }
+
+
+def job_kind_known(kind: str) -> bool:
+    """Whether jobs of this kind can exist: a handler is registered for it, or one is stored."""
+    return handler_for(kind) is not None or Job.objects.filter(kind=kind).exists()
 
 
 def job_list(*, status: str | None = None, kind: str | None = None):

@@ -29,6 +29,16 @@ def test_an_unknown_status_is_told_not_ignored(as_role, jobs):
     assert "<table" not in body
 
 
+def test_an_unknown_kind_is_told_not_listed_as_nothing(as_role, jobs):
+    response = as_role("operator").get("/console/jobs/", {"kind": "no.such.kind"})
+
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "kind=no.such.kind: no job of this kind; choose " in body
+    assert "search.vectors" in body  # a kind with a handler, though no job of it is stored
+    assert "<table" not in body
+
+
 @pytest.mark.parametrize(
     "params, expected",
     [
@@ -37,7 +47,7 @@ def test_an_unknown_status_is_told_not_ignored(as_role, jobs):
         ({"status": "failed"}, 1),
         ({"kind": "threads.embed"}, 2),
         ({"kind": "threads.embed", "status": "pending"}, 1),
-        ({"kind": "no.such.kind"}, 0),
+        ({"kind": "knowledge.ingest", "status": "failed"}, 0),
     ],
 )
 def test_it_filters_jobs_by_status_and_kind(as_role, jobs, params, expected):
@@ -57,9 +67,12 @@ def test_it_shows_the_error_of_a_failed_job_and_marks_the_chosen_status(as_role,
 
 
 def test_an_empty_filter_says_so(as_role, jobs):
-    content = as_role("operator").get("/console/jobs/", {"status": "running"}).content.decode()
+    client = as_role("operator")
+    content = client.get("/console/jobs/", {"status": "running"}).content.decode()
 
     assert "No jobs with status running." in content
+    filtered = client.get("/console/jobs/", {"kind": "threads.embed", "status": "running"})
+    assert "No jobs of kind threads.embed with status running." in filtered.content.decode()
 
 
 def test_it_pages_jobs_newest_first_and_keeps_the_filters(as_role, db):

@@ -21,7 +21,8 @@ from apps.console.roles import (
 )
 from apps.episodic.selectors import entry_counts
 from apps.jobs.models import JobStatus
-from apps.jobs.selectors import job_health, job_list
+from apps.jobs.registry import job_kinds
+from apps.jobs.selectors import job_health, job_kind_known, job_list
 from apps.knowledge.models import DocumentStatus
 from apps.knowledge.selectors import document_counts
 from apps.tenancy.selectors import agent_list, project_list, tenancy_counts
@@ -173,13 +174,18 @@ def _create_agent(request, form: AgentCreateForm) -> bool:
 
 @role_required(OPERATOR, ADMIN)
 def jobs(request):
-    """Background jobs, newest first; an unknown ?status= is a 400 saying so."""
+    """Background jobs, newest first; an unknown ?status= or ?kind= is a 400 saying so."""
     status = request.GET.get("status") or None
+    kind = request.GET.get("kind") or None
+    problem = None
     if status is not None and status not in JobStatus.values:
         problem = f"status={status}: no such job status; choose {', '.join(JobStatus.values)}."
+    elif kind is not None and not job_kind_known(kind):
+        problem = f"kind={kind}: no job of this kind; choose {', '.join(job_kinds())}."
+    if problem:
         context = {"page": None, "status": None, "statuses": JobStatus.values, "problem": problem}
         return render(request, "console/jobs.html", context, status=400)
-    jobs = job_list(status=status, kind=request.GET.get("kind") or None)
+    jobs = job_list(status=status, kind=kind)
     # Ids order by millisecond only; the timestamp keeps jobs of one millisecond in order.
     page = paginate(request, jobs.order_by("-created_at", "-id"))
     return render(
@@ -188,6 +194,7 @@ def jobs(request):
         {
             "page": page,
             "status": status,
+            "kind": kind,
             "statuses": JobStatus.values,
             "query": query_without_page(request),
         },
