@@ -120,6 +120,25 @@ def test_a_malformed_compare_value_is_ignored(as_role, alice):
     assert len(_charts(response.content.decode())) == 1  # the latest run, as with no choice
 
 
+def test_compare_with_nothing_ticked_or_too_much_says_so(as_role, alice):
+    runs = [_run(alice.agent.project, base) for base in (0.3, 0.4, 0.5)]
+    client = as_role("operator")
+
+    nothing = client.get("/console/evaluation/", {"action": "compare"}).content.decode()
+    three = client.get(
+        "/console/evaluation/", {"action": "compare", "compare": [str(run.id) for run in runs]}
+    ).content.decode()
+    two = client.get(
+        "/console/evaluation/", {"action": "compare", "compare": [str(runs[0].id), str(runs[1].id)]}
+    ).content.decode()
+
+    assert "Tick one or two runs that have figures to compare them" in nothing
+    assert len(_charts(nothing)) == 1  # the latest, as before
+    assert "3 runs were ticked; the first two are compared." in three
+    assert len(_charts(three)) == 2
+    assert 'role="alert"' not in two and len(_charts(two)) == 2
+
+
 def test_a_run_without_a_project_choice_is_refused(as_role):
     response = as_role("operator").post("/console/evaluation/", {})
 

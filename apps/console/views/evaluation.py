@@ -36,12 +36,13 @@ def evaluation(request):
         messages.error(request, "Choose a project whose config the evaluation should use.")
     runs = paginate(request, evaluation_list(), per_page=10)
     chosen = [evaluation_get(run_id=value) for value in request.GET.getlist("compare")[:10]]
-    chosen = [run for run in chosen if run is not None and run.metrics][:2]
+    chosen = [run for run in chosen if run is not None and run.metrics]
     latest = next((run for run in runs if run.metrics), None)
-    shown = chosen or ([latest] if latest else [])
+    shown = chosen[:2] or ([latest] if latest else [])
     context = {
         "form": form,
         "page": runs,
+        "compare_notice": _compare_notice(request, chosen),
         "running": any(run.status in ("pending", "running") for run in runs),
         "metrics": METRICS,
         "shown": [
@@ -52,6 +53,17 @@ def evaluation(request):
     return render_page_or_fragment(
         request, "console/evaluation/page.html", "evaluation-runs", context
     )
+
+
+def _compare_notice(request, chosen: list) -> str:
+    """What the Compare button did not do, said beside the runs (it showed the latest alone)."""
+    if request.GET.get("action") != "compare":
+        return ""
+    if not chosen:
+        return "Tick one or two runs that have figures to compare them; the latest run is shown."
+    if len(chosen) > 2:
+        return f"{len(chosen)} runs were ticked; the first two are compared."
+    return ""
 
 
 urlpatterns = [path("evaluation/", evaluation, name="evaluation")]
