@@ -176,7 +176,23 @@ def _params_problem(method, params: dict) -> str | None:
         return f"params.{name}: required, a string: {what}"
     if method == "tools/call" and not isinstance(params.get("arguments", {}), dict):
         return "params.arguments: must be an object of the tool's arguments"
+    members = _params_members(method)
+    if unknown := sorted(params.keys() - members):
+        return (
+            f"params.{unknown[0]}: not a member of {method}'s params ({', '.join(sorted(members))})"
+        )
     return None
+
+
+def _params_members(method: str) -> set[str]:
+    """The members the SDK's model of the method's params has (it ignored any other)."""
+    from mcp import types  # the SDK loads on the first MCP request
+
+    model = {
+        "tools/call": types.CallToolRequestParams,
+        "resources/read": types.ReadResourceRequestParams,
+    }[method]
+    return {field.alias or name for name, field in model.model_fields.items()}
 
 
 @csrf_exempt  # a bearer-key API, like the REST one: no cookies, so no cross-site forgery

@@ -226,6 +226,19 @@ def test_a_nan_in_the_arguments_is_a_tool_error_naming_the_argument(live_server,
             {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": 5}},
             "params.uri",
         ),
+        (
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "x", "argument": {"query": "q"}},
+            },
+            "params.argument: not a member of tools/call's params (_meta, arguments, ",
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "u", "x": 1}},
+            "params.x: not a member of resources/read's params",
+        ),
     ],
 )
 def test_a_malformed_message_is_an_invalid_request_naming_what_to_fix(
