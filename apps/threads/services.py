@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from apps.audit.services import audit_record, audit_subject
 from apps.core.database import deleted_meanwhile
-from apps.core.errors import Conflict, NotFound, Unprocessable
+from apps.core.errors import ApplicationError, Conflict, NotFound, Unprocessable
 from apps.providers.tokens import count_message_tokens
 from apps.search.indexing import index_messages
 from apps.tenancy.models import Agent
@@ -180,6 +180,7 @@ def thread_append_messages(
         )
         if thread is None:
             raise NotFound("No such thread.")
+        _check_said_something(items)
         _check_runs(thread, items)
         stored = _messages_by_key(thread, items)
         results: list[AppendedMessage] = []
@@ -204,6 +205,18 @@ def thread_append_messages(
             index_messages(thread=thread, messages=new)
             messages_appended.send(sender=Thread, thread=thread, messages=new)
     return results
+
+
+def _check_said_something(items: list[MessageInput]) -> None:
+    """Refuse a user message with neither content nor payload: a turn that says nothing would
+    be stored, counted and shown in contexts as if the user had spoken."""
+    for index, item in enumerate(items):
+        said = item.content.strip() or item.payload is not None
+        if item.role == "user" and item.kind == "message" and not said:
+            raise ApplicationError(
+                f"messages[{index}].content: a user message needs content, what the user "
+                "said (or a payload, such as an attachment's description)."
+            )
 
 
 def _check_runs(thread: Thread, items: list[MessageInput]) -> None:

@@ -207,6 +207,23 @@ def test_another_agents_thread_is_not_found(alice, bob):
     assert call(bob, "plan_get", {"channel": "web", "external_id": "c1"}, expect=404)
 
 
+def test_append_messages_refuses_a_user_turn_that_says_nothing(alice):
+    thread = alice.new_thread()
+
+    error = call(
+        alice,
+        "append_messages",
+        {
+            "thread_id": thread["id"],
+            "messages": [{"role": "user", "content": "hi"}, {"role": "user"}],
+        },
+        expect=400,
+    )["error"]
+
+    assert error["message"].startswith("messages[1].content: a user message needs content")
+    assert alice.get(f"/api/v1/threads/{thread['id']}").json()["last_seq"] == 0
+
+
 def test_remember_refuses_another_agents_message(alice, bob):
     thread = alice.new_thread()
     message = alice.append(thread["id"], {"role": "user", "content": "secret"})[0]

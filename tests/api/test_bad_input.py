@@ -14,13 +14,13 @@ JSON_FIELDS = [
     (
         "post",
         "/api/v1/threads/{thread}/messages",
-        lambda v: {"messages": [{"role": "user", "metadata": v}]},
+        lambda v: {"messages": [{"role": "user", "content": "hi", "metadata": v}]},
         "messages[0].metadata",
     ),
     (
         "post",
         "/api/v1/threads/{thread}/messages",
-        lambda v: {"messages": [{"role": "user"}, {"role": "tool", "payload": v}]},
+        lambda v: {"messages": [{"role": "user", "content": "hi"}, {"role": "tool", "payload": v}]},
         "messages[1].payload",
     ),
     ("post", "/api/v1/threads/{thread}/runs", lambda v: {"metadata": v}, "metadata"),

@@ -149,6 +149,8 @@ def test_a_run_of_another_thread_is_refused(alice):
         ([{"role": "user", "run_id": "not-a-uuid"}], "messages[0].run_id"),
         ([{"role": "user", "idempotency_key": "k" * 201}], "messages[0].idempotency_key"),
         ([{"role": "user"}, {"role": "user", "surprise": 1}], "messages[1].surprise"),
+        ([{"role": "user", "content": "hi"}, {"role": "user"}], "messages[1].content"),
+        ([{"role": "user", "content": " \n"}], "messages[0].content"),
         ([], "messages"),
         ("not a list", "messages"),
     ],
@@ -161,6 +163,29 @@ def test_it_rejects_bad_messages_with_the_field_named(alice, messages, where):
     assert response.status_code == 400
     assert response.json()["error"]["message"].startswith(f"{where}:")
     assert alice.get(f"/api/v1/threads/{thread['id']}").json()["last_seq"] == 0
+
+
+def test_a_user_turn_needs_content_or_a_payload_and_other_turns_need_neither(alice):
+    thread = alice.new_thread()
+
+    stored = alice.append(
+        thread["id"],
+        {"role": "user", "payload": {"attachment": "receipt.png"}},
+        {"role": "assistant", "kind": "tool_call", "name": "lookup", "payload": {"id": 1}},
+        {"role": "assistant"},  # an empty reply is the model's to give
+    )
+    refused = alice.post(
+        f"/api/v1/threads/{thread['id']}/messages", {"messages": [{"role": "user"}]}
+    )
+
+    assert [message["seq"] for message in stored] == [1, 2, 3]
+    assert refused.status_code == 400
+    assert refused.json()["error"]["details"] == {
+        "messages[0].content": [
+            "a user message needs content, what the user said (or a payload, such as an "
+            "attachment's description)."
+        ]
+    }
 
 
 @override_settings(MESSAGE_MAX_CONTENT_CHARS=100)
