@@ -87,7 +87,7 @@ def test_an_untouched_copy_keeps_them_too(copy):
         ),
         (  # a backend's own module, from an app allowed to import search itself
             "apps/threads/leak.py",
-            "from apps.search.backends.sqlite import bm25_scores\n",
+            "from apps.search.backends.sqlite import lexical_candidates\n",
             "- apps.threads.leak -> apps.search.backends.sqlite",
         ),
         (  # the API searching past the retrieval facade

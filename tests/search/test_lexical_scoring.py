@@ -3,7 +3,8 @@
 import pytest
 
 from apps.search.backends import backend
-from apps.search.backends.sqlite import Span, bm25_scores
+from apps.search.backends.common import Span, bm25_scores, matches_per_term
+from apps.search.models import SearchItem
 from apps.search.scope import Scope
 
 
@@ -53,6 +54,43 @@ def test_other_tenants_rows_between_a_threads_messages_do_not_change_its_scores(
     mixed = backend().lexical_candidates(messages_scope(alice, apart["id"]), terms, limit=10)
 
     assert [c.score for c in mixed] == pytest.approx([c.score for c in alone])
+
+
+def test_both_backends_score_by_bm25_over_the_scopes_own_items(alice):
+    # The same texts score the same on SQLite and PostgreSQL: BM25 over the thread's item count,
+    # each word's matches in it and the texts' lengths (PostgreSQL weighed a word by how often
+    # it occurred among the candidates, whatever the scope held).
+    thread = alice.new_thread()
+    texts = ["the crane invoice", "a crane", "the harbour", "the harbour tour", "invoice paid"]
+    alice.append(thread["id"], *[{"role": "user", "content": text} for text in texts])
+    items = list(SearchItem.objects.filter(thread_id=thread["id"]).order_by("-id"))
+    terms = ["crane", "invoice"]
+    matched = [
+        [(item.id, len(item.content)) for item in items if term in item.content] for term in terms
+    ]
+    span = Span(items[-1].id, items[0].id, len(items))
+
+    found = backend().lexical_candidates(messages_scope(alice, thread["id"]), terms, limit=10)
+
+    expected = bm25_scores(matched, span, matches_per_term(10, len(terms)))
+    assert {c.item_id: c.score for c in found} == pytest.approx(expected)
+    assert len(found) == 3
+
+
+def test_a_short_message_with_the_word_ranks_above_a_newer_long_one(alice):
+    thread = alice.new_thread()
+    padding = " ".join(f"word{n}" for n in range(60))
+    alice.append(
+        thread["id"],
+        {"role": "user", "content": "the crane"},
+        {"role": "user", "content": f"the crane {padding}"},
+    )
+
+    found = backend().lexical_candidates(messages_scope(alice, thread["id"]), ["crane"], limit=10)
+
+    short, long = sorted(found, key=lambda c: c.item_id)
+    assert short.score > long.score > 0
+    assert found[0] == short
 
 
 def test_a_rare_word_outweighs_a_common_one():

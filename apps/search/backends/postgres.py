@@ -1,6 +1,7 @@
 """PostgreSQL search: full-text candidates by tsvector + GIN, vector candidates by pgvector.
 
-Full-text: each term's newest matches in a scope, at a bounded cost.
+Full-text: each term's newest matches in a scope, at a bounded cost, scored by BM25 over the
+scope's own figures as on SQLite (common.bm25_scores), so both backends rank alike.
 The planner cannot cost "the newest N matches of a word in a scope" well: it guesses how many
 of the scope's rows hold the word from table-wide statistics, and messages and knowledge chunks
 share the table but not their vocabularies, so it was off by five times either way and picked
@@ -37,6 +38,8 @@ from django.db import connection, transaction
 
 from apps.search.backends.common import (
     Candidate,
+    Span,
+    bm25_scores,
     capped_count,
     epoch_seconds,
     matches_per_term,
@@ -47,8 +50,6 @@ from apps.search.fields import vector_literal
 from apps.search.query import Term, as_term
 from apps.search.scope import Scope
 
-# In the full-text score, how much ts_rank (how often the terms occur) adds to the IDF sum.
-_RANK_WEIGHT = 0.1
 # pgvector cannot build an HNSW index over more dimensions than this.
 HNSW_MAX_DIMS = 2000
 
@@ -57,12 +58,18 @@ def lexical_candidates(scope: Scope, terms: list[Term | str], limit: int) -> lis
     """Return up to limit candidates matching any of the terms, best first."""
     if not terms:
         return []
-    matches = newest_matches(scope, terms, matches_per_term(limit, len(terms)))
+    per_term = matches_per_term(limit, len(terms))
+    matches, span = newest_matches(scope, terms, per_term)
+    if not matches:
+        return []
     created = {match.item_id: match.created for match in matches}
-    return [
-        Candidate(item_id, score, created[item_id])
-        for item_id, score in idf_scores(matches, len(terms), _RANK_WEIGHT)[:limit]
+    matched = [
+        [(match.item_id, match.length) for match in matches if match.hits[index]][:per_term]
+        for index in range(len(terms))
     ]
+    scores = bm25_scores(matched, span, per_term)
+    ranked = sorted(scores.items(), key=lambda pair: (-pair[1], -pair[0]))
+    return [Candidate(item_id, score, created[item_id]) for item_id, score in ranked[:limit]]
 
 
 def newest_created(scope: Scope) -> float | None:
@@ -111,35 +118,43 @@ _WALK_ONLY = ("enable_bitmapscan", "enable_seqscan", "enable_sort")
 @dataclass
 class Match:
     item_id: int
-    rank: float  # ts_rank against all the terms
     hits: tuple[bool, ...]  # which terms the item contains
     created: float  # the item's created_at, in seconds since the epoch (for the recency bonus)
+    length: int  # the item's text length in characters (BM25's length discount)
 
 
-def newest_matches(scope: Scope, terms: list[Term | str], per_term: int) -> list[Match]:
-    """Return the items among each term's per_term newest matches in the scope, newest first."""
+def newest_matches(
+    scope: Scope, terms: list[Term | str], per_term: int
+) -> tuple[list[Match], Span]:
+    """Return the items among each term's per_term newest matches in the scope, newest first,
+    and the scope's span (what BM25 weighs a term's matches against)."""
     query = _Query(scope, terms, per_term)
     with connection.cursor() as cursor:
         size = query.size(cursor)
+        low, high = query.ends(cursor)
+        span = Span(low or 0, high or 0, size)
         if scope.thread_id is None and size <= settings.SEARCH_LEXICAL_SCAN:
             found = {}
             query.add(found, query.scan(cursor))
-            return query.newest_per_term(found)
+            return query.newest_per_term(found), span
         if size <= settings.SEARCH_LEXICAL_WALK:
             # A small scope: whatever the planner picks reads little, in one statement.
             found = {}
             query.add(found, _union(cursor, [query.planned(t) for t in query.tsqueries]))
-            return query.newest_per_term(found)
+            return query.newest_per_term(found), span
         found, walked, lowest = query.sample(cursor)
         if lowest is None or walked < query.sample_size:
-            return query.newest_per_term(found)  # the sample held the whole scope
+            return query.newest_per_term(found), span  # the sample held the whole scope
+        # Beyond SEARCH_LEXICAL_WALK the scope is not counted: its items are as many as the
+        # sample's density over the id span makes (other scopes' rows lie between them).
+        span = Span(low, high, max(size, round(walked * (high - low + 1) / (high - lowest + 1))))
         walks, others = query.branches(cursor, found, walked, lowest)
         if walks:
             with _walk_only(cursor):
                 query.add(found, _union(cursor, walks))
         if others:
             query.add(found, _union(cursor, others))
-    return query.newest_per_term(found)
+    return query.newest_per_term(found), span
 
 
 @contextmanager
@@ -183,21 +198,20 @@ class _Query:
         self.where_c, _, self.order_c = newest_first(scope, "c")
         self.tsqueries = [_tsquery(term) for term in terms]
         flags = ", ".join("c.tsv @@ to_tsquery('english', %s)" for _ in terms)
-        # Every statement returns, per row c: id, ts_rank against all terms, a flag per term,
-        # and created_at in seconds (the recency bonus needs it; see times.py).
-        rank = "ts_rank(c.tsv, to_tsquery('english', %s))"
-        self.columns = f"c.id, {rank}, {flags}, {epoch_seconds('c.created_at')}"
-        self.column_args = [" | ".join(self.tsqueries), *self.tsqueries]
+        # Every statement returns, per row c: id, a flag per term, created_at in seconds (the
+        # recency bonus needs it; see times.py) and the text's length (BM25's).
+        self.columns = f"c.id, {flags}, {epoch_seconds('c.created_at')}, length(c.content)"
+        self.column_args = self.tsqueries
 
     def sample(self, cursor) -> tuple[dict[int, Match], int, int | None]:
         """Return the matches among the scope's newest items, how many were read, the oldest."""
         # The sample's rows come back if they match a term, and its oldest row always.
         sql = f"""
             SELECT {self.columns}, c.walked, c.lowest FROM (
-                SELECT w.id, w.tsv, w.created_at, count(*) OVER () AS walked,
+                SELECT w.id, w.tsv, w.created_at, w.content, count(*) OVER () AS walked,
                     min(w.id) OVER () AS lowest
                 FROM (
-                    SELECT si.id, si.tsv, si.created_at FROM search_searchitem si
+                    SELECT si.id, si.tsv, si.created_at, si.content FROM search_searchitem si
                     WHERE {self.where} ORDER BY {self.order} LIMIT %s
                 ) w
             ) c WHERE c.tsv @@ to_tsquery('english', %s) OR c.id = c.lowest
@@ -218,12 +232,22 @@ class _Query:
         """
         sql = f"""
             SELECT {self.columns} FROM (
-                SELECT si.id, si.tsv, si.created_at FROM search_searchitem si
+                SELECT si.id, si.tsv, si.created_at, si.content FROM search_searchitem si
                 WHERE {self.where} OFFSET 0
             ) c WHERE c.tsv @@ to_tsquery('english', %s)
         """
         cursor.execute(sql, [*self.column_args, *self.params, " | ".join(self.tsqueries)])
         return cursor.fetchall()
+
+    def ends(self, cursor) -> tuple[int | None, int | None]:
+        """Return the scope's lowest and highest item ids, each read by the scope's index."""
+        ascending = self.order.replace(" DESC", "")
+        first = f"SELECT si.id FROM search_searchitem si WHERE {self.where} ORDER BY "
+        cursor.execute(
+            f"SELECT ({first}{ascending} LIMIT 1), ({first}{self.order} LIMIT 1)",
+            [*self.params, *self.params],
+        )
+        return cursor.fetchone()
 
     def size(self, cursor) -> int:
         """Return the scope's row count, up to SEARCH_LEXICAL_WALK + 1 (cached for a while)."""
@@ -253,7 +277,7 @@ class _Query:
     def _walk(self, tsquery, lowest, missing, distance):
         sql = (
             f"(SELECT {self.columns} FROM ("
-            f"SELECT si.id, si.tsv, si.created_at FROM search_searchitem si "
+            f"SELECT si.id, si.tsv, si.created_at, si.content FROM search_searchitem si "
             f"WHERE {self.where} AND si.id < %s ORDER BY {self.order} LIMIT %s) c "
             f"WHERE c.tsv @@ to_tsquery('english', %s) LIMIT %s)"
         )
@@ -284,11 +308,11 @@ class _Query:
 
     def add(self, found: dict[int, Match], rows) -> None:
         # The flags come as booleans; a row that matches no term (the sample's oldest) is left.
-        end = 2 + self.count
+        end = 1 + self.count
         for row in rows:
-            hits = row[2:end]
+            hits = row[1:end]
             if True in hits and row[0] not in found:
-                found[row[0]] = Match(row[0], row[1], hits, row[end])
+                found[row[0]] = Match(row[0], hits, row[end], row[end + 1] or 0)
 
     def newest_per_term(self, found: dict[int, Match]) -> list[Match]:
         """Keep the items that are among some term's per_term newest matches."""
@@ -332,28 +356,6 @@ def _tsquery(term: Term | str) -> str:
     quoted = ["'" + term.word.replace("'", "") + "'"]
     quoted += ["'" + prefix.replace("'", "") + "':*" for prefix in term.prefixes]
     return quoted[0] if len(quoted) == 1 else "(" + " | ".join(quoted) + ")"
-
-
-def idf_scores(matches: list[Match], count: int, rank_weight: float) -> list[tuple[int, float]]:
-    """Score each match by the IDF of the terms it holds (plus a little ts_rank), best first.
-
-    A term's document frequency among the candidates gives its IDF, so a common word weighs
-    less than a rare one.
-    """
-    if not matches:
-        return []
-    frequency = [sum(flags) for flags in zip(*(match.hits for match in matches), strict=True)]
-    idf = [math.log(1 + len(matches) / df) if df else 0.0 for df in frequency]
-    scored = [
-        (
-            match.item_id,
-            sum(w for w, hit in zip(idf, match.hits, strict=True) if hit)
-            + rank_weight * match.rank,
-        )
-        for match in matches
-    ]
-    scored.sort(key=lambda pair: (-pair[1], -pair[0]))
-    return scored
 
 
 def vector_candidates(

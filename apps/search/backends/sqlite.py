@@ -1,16 +1,16 @@
 """SQLite search: full-text candidates by FTS5, scored like BM25 within the scope; vector
 candidates by NumPy over each scope's float32 rows, cached per process."""
 
-import math
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 
 import numpy as np
 from django.db import connection
 
 from apps.search.backends.common import (
     Candidate,
+    Span,
+    bm25_scores,
     capped_count,
     db_uuid,
     epoch_seconds,
@@ -20,11 +20,6 @@ from apps.search.backends.common import (
 from apps.search.query import Term, as_term, fts5_match
 from apps.search.scope import Scope
 
-# BM25's constants: how fast a term's weight saturates, and how much a text's length (in
-# characters here, not tokens) discounts it: 0.3 rather than the usual 0.75 ranked the labelled
-# retrieval set (bench/retrieval.py) as well as FTS5's bm25() did.
-_BM25_K1 = 1.2
-_BM25_B = 0.3
 # A scope's item count (counted at most every 30 s) is exact up to this; its id span beyond.
 _COUNT_CAP = 100_000
 
@@ -139,47 +134,6 @@ def _newest_and_scored(where, params, terms, limit) -> list[Candidate]:
     scores = bm25_scores(per_term, span, per_term_limit)
     ranked = sorted(scores.items(), key=lambda pair: (-pair[1], -pair[0]))
     return [Candidate(item_id, score, created[item_id]) for item_id, score in ranked[:limit]]
-
-
-@dataclass(frozen=True)
-class Span:
-    """A scope's lowest and highest item ids, and how many items it holds."""
-
-    low: int
-    high: int
-    items: int
-
-
-def bm25_scores(
-    per_term: list[list[tuple[int, int]]], span: Span, candidates: int
-) -> dict[int, float]:
-    """Return each item's BM25 score, from its terms' newest matches in the scope.
-
-    per_term holds, for each query term, its (item id, text length) matches in the scope,
-    newest first, at most `candidates` of them. A term with fewer matches than that was counted;
-    one with more is estimated from how far back its newest reach into the id span: 200 matches
-    among the newest tenth of the span make about 2,000. Every matched term counts once (chat
-    messages and chunks seldom repeat a word), and text length, against the average of the rows
-    read, discounts as in BM25.
-    """
-    lengths = {item_id: length or 0 for rows in per_term for item_id, length in rows}
-    if not lengths:
-        return {}
-    average = max(1.0, sum(lengths.values()) / len(lengths))
-    scores: dict[int, float] = {}
-    for rows in per_term:
-        if not rows:
-            continue
-        frequency = float(len(rows))
-        if len(rows) >= candidates:
-            frequency *= (span.high - span.low + 1) / (span.high - rows[-1][0] + 1)
-        documents = max(span.items, frequency)  # the scope's count may be a little stale
-        idf = math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
-        for item_id, _ in rows:
-            norm = 1 - _BM25_B + _BM25_B * lengths[item_id] / average
-            weight = idf * (_BM25_K1 + 1) / (1 + _BM25_K1 * norm)
-            scores[item_id] = scores.get(item_id, 0.0) + weight
-    return scores
 
 
 def _sqlite_stamp(cursor, scope: Scope, where: str, params: list) -> tuple:
