@@ -1,6 +1,7 @@
 """Typed readers for settings that come from the environment."""
 
 import os
+import re
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -46,3 +47,20 @@ def env_bool(name: str, default: bool) -> bool:
 
 def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+# DRF's throttles read "N/period" by the period's first letter: s, m, h or d.
+_RATE = re.compile(r"([1-9]\d*)/(s|sec|second|m|min|minute|h|hour|d|day)")
+
+
+def env_rate(name: str, default: str) -> str | None:
+    """Return a request rate such as 600/min, or None (no limit) for an empty value."""
+    raw = os.environ.get(name, default).strip()
+    if not raw:
+        return None
+    if not _RATE.fullmatch(raw):
+        raise ImproperlyConfigured(
+            f"{name} must be a number of requests per s, min, hour or day, such as 600/min "
+            f"(empty for no limit), got {raw!r}"
+        )
+    return raw

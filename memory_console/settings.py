@@ -6,7 +6,7 @@ from pathlib import Path
 
 from apps.memconfig.schema import defaults_from_env
 from memory_console.database import database_from_url
-from memory_console.env import env_bool, env_float, env_int, env_list, env_str
+from memory_console.env import env_bool, env_float, env_int, env_list, env_rate, env_str
 from memory_console.schedule import BEAT_SCHEDULE
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -256,7 +256,7 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_USER": None,
     # Per API key, over all of its requests (apps/core/throttling.py); 429 with Retry-After.
     "DEFAULT_THROTTLE_CLASSES": ["apps.core.throttling.ApiKeyRateThrottle"],
-    "DEFAULT_THROTTLE_RATES": {"api_key": env_str("API_RATE_LIMIT", "600/min") or None},
+    "DEFAULT_THROTTLE_RATES": {"api_key": env_rate("API_RATE_LIMIT", "600/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Memory Console API",

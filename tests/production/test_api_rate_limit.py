@@ -1,12 +1,18 @@
 """API_RATE_LIMIT: each API key gets so many requests per period, then 429 with Retry-After."""
 
+import os
+import subprocess
+import sys
+
 import httpx2
 import pytest
+from django.conf import settings as django_settings
 from django.core.cache import cache
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from memory_console.env import env_rate
 from tests.conftest import make_actor
 from tests.processes import run_async
 
@@ -109,3 +115,35 @@ def test_an_sdk_client_past_the_limit_gets_the_429(limit, live_server, transacti
         run_async(main())
 
     assert refused.group_contains(MCPError, match="throttled", depth=None)
+
+
+@pytest.mark.parametrize("value", ["600/min", "5/s", "100/hour", "10000/day", "1/second"])
+def test_a_rate_is_read_as_written(monkeypatch, value):
+    monkeypatch.setenv("API_RATE_LIMIT", value)
+
+    assert env_rate("API_RATE_LIMIT", "600/min") == value
+
+
+def test_an_empty_rate_is_no_limit(monkeypatch):
+    monkeypatch.setenv("API_RATE_LIMIT", " ")
+
+    assert env_rate("API_RATE_LIMIT", "600/min") is None
+
+
+@pytest.mark.parametrize("value", ["abc", "10/week", "abc/min", "5 per minute", "0/min", "5/mars"])
+def test_a_rate_drf_cannot_read_stops_the_server_at_start_naming_the_variable(value):
+    # DRF reads the rate on each request: such a value made every API request a 500.
+    finished = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=django_settings.BASE_DIR,
+        env={**os.environ, "API_RATE_LIMIT": value},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert finished.returncode != 0
+    assert "API_RATE_LIMIT must be a number of requests per s, min, hour or day, such as " in (
+        finished.stderr
+    )
+    assert repr(value) in finished.stderr
