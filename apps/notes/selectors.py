@@ -12,7 +12,7 @@ from apps.core.text import name_normalise
 from apps.notes.markdown import markdown_html
 from apps.notes.models import Note, NoteLink
 from apps.search.models import ItemKind
-from apps.search.selectors import Hit, search_for_agent
+from apps.search.selectors import Hit, search_for_agent, similarity_floor
 from apps.tenancy.models import Agent
 
 
@@ -133,10 +133,17 @@ class FoundNote:
 
 
 def note_search(*, agent: Agent, query: str, top_k: int = 5) -> list[FoundNote]:
-    """Return the agent's and its project's shared notes ranked for the query (the tool)."""
+    """Return the agent's and its project's shared notes ranked for the query (the tool), above
+    the agent's similarity floor, as POST /search and the context's notes block have them."""
     if not query.strip():
         raise ApplicationError("query: must not be blank.")
-    found = search_for_agent(agent=agent, query=query, kinds=[ItemKind.NOTE], top_k=top_k)
+    found = search_for_agent(
+        agent=agent,
+        query=query,
+        kinds=[ItemKind.NOTE],
+        top_k=top_k,
+        floor=similarity_floor(agent=agent, value=None),
+    )
     return notes_of_hits(found.hits)
 
 

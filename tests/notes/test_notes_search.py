@@ -85,3 +85,17 @@ def test_note_search_serves_a_tool_with_plain_arguments(alice, bob):
 
     assert [f.note.path for f in found] == ["a.md"]
     assert found[0].score > 0 and "lexical" in found[0].signals
+
+
+def test_note_search_finds_nothing_for_words_no_note_holds(alice, use_embedder):
+    # With vectors every note has some similarity to any query: the floor keeps the unrelated
+    # ones out, as POST /search does (the tool listed them, above the note that matched).
+    run_jobs = use_embedder(alice)
+    write(alice, "todo.md", "buy milk")
+    write(alice, "people/carol.md", "updated")
+    run_jobs()
+
+    assert note_search(agent=alice.agent, query="zebra quantum", top_k=5) == []
+    assert _search(alice, "zebra quantum") == []
+    found = note_search(agent=alice.agent, query="milk", top_k=5)
+    assert [f.note.path for f in found] == ["todo.md"]
