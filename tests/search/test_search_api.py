@@ -355,4 +355,5 @@ def test_a_filter_that_narrows_none_of_the_scopes_is_refused_naming_it(alice, bo
     assert response.status_code == 400, response.content
     error = response.json()["error"]
     assert list(error["details"]) == [name]
-    assert error["message"].startswith(f"{name}: Narrows only the scopes")
+    assert error["message"].startswith(f"{name}: Narrows the ")
+    assert "only; add " in error["message"]

@@ -105,11 +105,12 @@ def _refuse_repeated_query_parameters(request) -> None:
 def _refuse_unknown_query_parameters(request, taken: list[str]) -> None:
     unknown = sorted(set(request.query_params) - {*taken, api_settings.URL_FORMAT_OVERRIDE})
     if unknown:
-        known = (
-            f"This operation takes: {', '.join(taken)}."
-            if taken
-            else "This operation takes none: send its input in the body."
-        )
+        if taken:
+            known = f"This operation takes: {', '.join(taken)}."
+        elif request.method in ("GET", "HEAD"):
+            known = "This operation takes none."  # nor a body (refused as well)
+        else:
+            known = "This operation takes none: send its input in the body."
         raise exceptions.ValidationError(
             {name: [f"Unknown query parameter. {known}"] for name in unknown}
         )

@@ -34,6 +34,7 @@ class SearchInSerializer(StrictSerializer):
         child=serializers.ChoiceField(choices=list(SCOPE_NAMES)),
         allow_empty=False,
         default=lambda: ["messages"],
+        help_text="What to search; left out, messages only.",
     )
     thread_id = serializers.UUIDField(required=False)
     resource_id = serializers.CharField(max_length=200, required=False)
@@ -53,8 +54,10 @@ class SearchInSerializer(StrictSerializer):
     def validate(self, attrs):
         wrong = {
             name: [
-                f"Narrows only the scopes {', '.join(applies)}; add one to scopes or leave "
-                f"{name} out."
+                f"Narrows the {' and '.join(applies)} "
+                f"{'scope' if len(applies) == 1 else 'scopes'} only; add "
+                f"{'it' if len(applies) == 1 else 'one'} to scopes (without scopes only "
+                f"messages are searched) or leave {name} out."
             ]
             for name, applies in self.FILTER_SCOPES.items()
             if name in attrs and not set(applies) & set(attrs["scopes"])
