@@ -213,9 +213,14 @@ def _check_said_something(items: list[MessageInput]) -> None:
     for index, item in enumerate(items):
         said = item.content.strip() or item.payload is not None
         if item.role == "user" and item.kind == "message" and not said:
+            problem = (
+                "A user message needs content, what the user said (or a payload, such as an "
+                "attachment's description)."
+            )
+            # details nest as a serializer's errors of one message of the batch do.
             raise ApplicationError(
-                f"messages[{index}].content: a user message needs content, what the user "
-                "said (or a payload, such as an attachment's description)."
+                f"messages[{index}].content: {problem}",
+                details={"messages": {str(index): {"content": [problem]}}},
             )
 
 

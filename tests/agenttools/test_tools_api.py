@@ -220,7 +220,7 @@ def test_append_messages_refuses_a_user_turn_that_says_nothing(alice):
         expect=400,
     )["error"]
 
-    assert error["message"].startswith("messages[1].content: a user message needs content")
+    assert error["message"].startswith("messages[1].content: A user message needs content")
     assert alice.get(f"/api/v1/threads/{thread['id']}").json()["last_seq"] == 0
 
 

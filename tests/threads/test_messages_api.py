@@ -180,12 +180,13 @@ def test_a_user_turn_needs_content_or_a_payload_and_other_turns_need_neither(ali
 
     assert [message["seq"] for message in stored] == [1, 2, 3]
     assert refused.status_code == 400
-    assert refused.json()["error"]["details"] == {
-        "messages[0].content": [
-            "a user message needs content, what the user said (or a payload, such as an "
-            "attachment's description)."
-        ]
-    }
+    problem = (
+        "A user message needs content, what the user said (or a payload, such as an "
+        "attachment's description)."
+    )
+    assert refused.json()["error"]["message"] == f"messages[0].content: {problem}"
+    # as the serializer's errors of one message nest (role, kind, ...)
+    assert refused.json()["error"]["details"] == {"messages": {"0": {"content": [problem]}}}
 
 
 @override_settings(MESSAGE_MAX_CONTENT_CHARS=100)
