@@ -18,6 +18,7 @@ server cannot ask the client anything mid-call. The tools need neither: each ans
 """
 
 import json
+from functools import partial
 from types import SimpleNamespace
 
 from django.http import HttpResponse, JsonResponse
@@ -86,14 +87,26 @@ def _throttled(api_key) -> HttpResponse | None:
     return response
 
 
-def _rpc_error(code: int, message: str, *, status: int, data=None) -> HttpResponse:
-    """A JSON-RPC error answered by this view itself, before the SDK (id null: the request's
-    own id is not trusted or not read)."""
+def _rpc_error(
+    code: int, message: str, *, status: int, data=None, request_id: str | int | None = None
+) -> HttpResponse:
+    """A JSON-RPC error answered by this view itself, before the SDK, under the request's id
+    when it has a valid one (JSON-RPC: null only when the id could not be told)."""
     from mcp_types import ErrorData, JSONRPCError
 
     error = ErrorData(code=code, message=message, data=data)
-    body = JSONRPCError(jsonrpc="2.0", id=None, error=error).model_dump_json(by_alias=True)
+    body = JSONRPCError(jsonrpc="2.0", id=request_id, error=error).model_dump_json(by_alias=True)
     return HttpResponse(body, status=status, content_type="application/json")
+
+
+def request_id(body: bytes) -> str | int | None:
+    """The message's id, if the body is one JSON object with one valid id (else None)."""
+    try:
+        message = json.loads(body, object_pairs_hook=object_once)
+    except (RepeatedKey, ValueError):
+        return None
+    found = message.get("id") if isinstance(message, dict) else None
+    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
 
 
 # JSON-RPC's code for a message that is JSON but no valid request.
@@ -221,15 +234,14 @@ def mcp_view(request):
     # read(), not .body: .body is capped at Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MiB), and
     # ApiBodyLimitMiddleware has held Content-Length to API_MAX_BODY_BYTES, as for the REST API.
     sent = request.read()
+    refuse = partial(_rpc_error, status=400, request_id=request_id(sent))
     if request.GET:  # the message says everything; a query parameter would be ignored
         name = next(iter(request.GET))
-        return _rpc_error(
-            INVALID_REQUEST, f"Invalid request: {name}: /mcp takes no query parameters.", status=400
-        )
+        return refuse(INVALID_REQUEST, f"Invalid request: {name}: /mcp takes no query parameters.")
     if (problem := protocol_version_problem(request)) is not None:
-        return _rpc_error(UNSUPPORTED_PROTOCOL_VERSION, f"{problem}.", status=400)
+        return refuse(UNSUPPORTED_PROTOCOL_VERSION, f"{problem}.")
     if (problem := envelope_problem(sent)) is not None:
-        return _rpc_error(INVALID_REQUEST, f"Invalid request: {problem}.", status=400)
+        return refuse(INVALID_REQUEST, f"Invalid request: {problem}.")
     status, headers, body = serve(_scope(request), sent, api_key.agent)
     response = HttpResponse(body, status=status)
     for name, value in headers:

@@ -250,7 +250,10 @@ def test_a_malformed_message_is_an_invalid_request_naming_what_to_fix(
     error = response.json()["error"]
     assert error["code"] == -32600
     assert error["message"].startswith(f"Invalid request: {says}")
-    assert response.json()["id"] is None
+    # Answered under the request's id when it has a valid one, so a client can match it.
+    sent = body.get("id") if isinstance(body, dict) else None
+    valid = isinstance(sent, str | int) and not isinstance(sent, bool)
+    assert response.json()["id"] == (sent if valid else None)
 
 
 @pytest.mark.parametrize(
