@@ -120,6 +120,8 @@ def api_exception_handler(exc, context):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied()
+    elif isinstance(exc, exceptions.UnsupportedMediaType):
+        exc = _what_to_send(exc, context)
     response = exception_handler(exc, context)
     if response is None:
         return None
@@ -134,6 +136,19 @@ def api_exception_handler(exc, context):
         code = "payload_too_large"
     response.data = error_body(code, message, details)
     return response
+
+
+def _what_to_send(exc, context) -> exceptions.UnsupportedMediaType:
+    """DRF's 415 named the type sent ("" when none was) but not the ones the endpoint takes."""
+    request = context.get("request")
+    taken = [parser.media_type for parser in getattr(request, "parsers", None) or []]
+    if not taken:
+        return exc
+    sent = request.content_type.split(";")[0].strip() if request.content_type else ""
+    said = f"Content-Type {sent!r} is not taken here" if sent else "No Content-Type was sent"
+    return exceptions.UnsupportedMediaType(
+        sent, detail=f"{said}; send the body as {' or '.join(taken)}."
+    )
 
 
 def not_found(request, exception=None):

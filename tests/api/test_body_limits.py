@@ -152,3 +152,38 @@ def test_a_query_parameter_sent_twice_to_a_post_is_refused(alice):
 
     assert response.status_code == 400
     assert response.json()["error"]["details"] == {"format": ["Sent 2 times; send it once."]}
+
+
+@pytest.mark.parametrize(
+    "content_type, said",
+    [
+        ("", "No Content-Type was sent"),
+        ("application/x-www-form-urlencoded", "Content-Type 'application/x-www-form-urlencoded'"),
+        ("text/plain; charset=utf-8", "Content-Type 'text/plain' is not taken here"),
+    ],
+)
+def test_a_body_of_another_type_is_a_415_saying_what_to_send(alice, content_type, said):
+    response = alice.client.generic(
+        "POST", "/api/v1/threads", b'{"title": "x"}', content_type=content_type
+    )
+
+    assert response.status_code == 415
+    message = response.json()["error"]["message"]
+    assert message.startswith(said)
+    assert message.endswith("; send the body as application/json.")
+    assert not Thread.objects.exists()
+
+
+def test_an_upload_endpoint_names_both_types_it_takes(alice):
+    thread = alice.new_thread()
+    run = alice.post(f"/api/v1/threads/{thread['id']}/runs", {}).json()
+
+    response = alice.client.post(
+        f"/api/v1/runs/{run['id']}/artifacts", b"x", content_type="text/csv"
+    )
+
+    assert response.status_code == 415
+    assert response.json()["error"]["message"] == (
+        "Content-Type 'text/csv' is not taken here; "
+        "send the body as multipart/form-data or application/json."
+    )
