@@ -141,7 +141,7 @@ def _tool_run(*, agent: Agent, name: str, arguments) -> dict:
         # json.loads reads NaN and Infinity (so does the MCP SDK); they are no JSON, and a
         # payload holding one failed in the database's JSON check, a 500.
         raise ToolError(
-            f"{where}: {number} is not a JSON number; send a finite number, or null.",
+            f"{where}: {number} is not a JSON number; send a finite number.",
             details={"errors": [{"field": where, "message": "Not a finite number."}]},
         )
     try:

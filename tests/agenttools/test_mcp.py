@@ -179,7 +179,7 @@ def test_a_nan_in_the_arguments_is_a_tool_error_naming_the_argument(live_server,
     result = response.json()["result"]
     assert result["isError"] is True
     assert result["content"][0]["text"] == (
-        "arguments.messages[0].payload.v: NaN is not a JSON number; send a finite number, or null."
+        "arguments.messages[0].payload.v: NaN is not a JSON number; send a finite number."
     )
     assert not Message.objects.exists()
 

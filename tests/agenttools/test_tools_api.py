@@ -174,8 +174,7 @@ def test_a_nan_or_infinity_in_the_json_text_is_a_400_naming_the_argument(alice, 
 
     assert error["code"] == "invalid"
     assert error["message"] == (
-        f"arguments.messages[0].payload.v[1]: {number} is not a JSON number; send a finite "
-        "number, or null."
+        f"arguments.messages[0].payload.v[1]: {number} is not a JSON number; send a finite number."
     )
     assert not Message.objects.exists()
 

@@ -182,9 +182,9 @@ def _refuse_non_finite(data, overflows: list[str]) -> None:
     """
     path, spelt = non_finite_number(data)
     if spelt != "NaN" and overflows:
-        message = f"{overflows[0]} is too large a number; send one within ±1.7e308, or null."
+        message = f"{overflows[0]} is too large a number; send one within ±1.7e308."
     else:
-        message = f"{spelt} is not a JSON number; send a finite number, or null."
+        message = f"{spelt} is not a JSON number; send a finite number."
     if not path:
         raise ParseError(f"JSON parse error - {message}")
     _refuse(path, message)
