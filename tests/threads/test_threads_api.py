@@ -87,6 +87,16 @@ def test_it_requires_external_id_with_channel(alice):
     assert response.json()["error"]["message"].startswith("external_id:")
 
 
+def test_an_external_id_without_a_channel_is_one_of_no_channel_however_said(alice):
+    left_out = alice.post("/api/v1/threads", {"external_id": "zzz"})
+    empty = alice.post("/api/v1/threads", {"channel": "", "external_id": "zzz"})
+    elsewhere = alice.post("/api/v1/threads", {"channel": "web", "external_id": "zzz"})
+
+    assert (left_out.status_code, empty.status_code, elsewhere.status_code) == (201, 200, 201)
+    assert empty.json()["id"] == left_out.json()["id"] != elsewhere.json()["id"]
+    assert empty.json()["channel"] == ""
+
+
 def test_it_lists_threads_newest_first_with_filters_and_cursor_pages(alice):
     made = [
         alice.new_thread(resource_id=f"user-{i % 2}", channel="web", external_id=str(i))

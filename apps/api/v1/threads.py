@@ -35,7 +35,8 @@ class ThreadSerializer(serializers.Serializer):
 class ThreadListApi(ApiView):
     class ThreadCreateSerializer(StrictSerializer):
         resource_id = serializers.CharField(max_length=200, required=False, allow_blank=False)
-        channel = serializers.CharField(max_length=64, required=False, default="")
+        # Left out or "", an external_id is one of no channel (as the tools take it).
+        channel = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
         external_id = serializers.CharField(max_length=200, required=False, default="")
         # Left out, title and metadata are not compared with an existing thread's (see
         # thread_resolve_or_create); a new thread gets "" and {}.
