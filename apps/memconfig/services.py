@@ -8,7 +8,7 @@ from apps.core.errors import ApplicationError, Conflict
 from apps.memconfig.hooks import embedder_changed
 from apps.memconfig.models import MemoryConfig, MemoryConfigVersion
 from apps.memconfig.schema import BY_KEY
-from apps.providers.local_embedder import LOCAL_MODELS
+from apps.providers.local_embedder import local_embedder_problem
 from apps.tenancy.models import Agent, Project
 
 
@@ -90,18 +90,12 @@ def config_update(
 
 
 def _check_embedder(values: dict) -> None:
-    """Refuse a local embedder with other dimensions than its model's: the vector job would
-    fail on every item later, far from the change that caused it."""
+    """Refuse a local embedder this server has not, or with other dimensions than its model's."""
     model = values.get("embedder_model", settings.MEMORY_DEFAULTS["embedder_model"])
     dims = values.get("embedder_dimensions", settings.MEMORY_DEFAULTS["embedder_dimensions"])
-    name = model.removeprefix("local:")
-    if model.startswith("local:") and name in LOCAL_MODELS and LOCAL_MODELS[name][0] != dims:
-        native = LOCAL_MODELS[name][0]
-        raise ApplicationError(
-            f"embedder_dimensions: {model} makes {native}-dimension vectors; "
-            f"set embedder_dimensions to {native}",
-            details={"embedder_dimensions": f"must be {native} for {model}"},
-        )
+    if (problem := local_embedder_problem(model, dims)) is not None:
+        name, message = problem
+        raise ApplicationError(f"{name}: {message}", details={name: message})
 
 
 def config_rollback(*, config: MemoryConfig, to_version: int, changed_by: str) -> MemoryConfig:

@@ -47,20 +47,32 @@ LOCAL_MODELS: dict[str, tuple[int, Callable[[], Encode]]] = {
 }
 
 
+def local_embedder_problem(model: str, dimensions: int) -> tuple[str, str] | None:
+    """Say which setting is wrong (embedder_model or embedder_dimensions) for a local model
+    this server has not or whose vectors are of other dimensions, and how; None if fine. The
+    vector job would fail on every item later, far from the change that caused it."""
+    if not model.startswith("local:"):
+        return None
+    name = model.removeprefix("local:")
+    if name not in LOCAL_MODELS:
+        known = ", ".join(f"local:{known}" for known in LOCAL_MODELS)
+        return "embedder_model", f"{model} is no local embedder; choose one of: {known}"
+    native = LOCAL_MODELS[name][0]
+    if native != dimensions:
+        return (
+            "embedder_dimensions",
+            f"{model} makes {native}-dimension vectors; set embedder_dimensions to {native}",
+        )
+    return None
+
+
 class LocalEmbedder:
     """Embed with a model loaded once per process and shared by its threads."""
 
     def __init__(self, name: str, dimensions: int):
-        if name not in LOCAL_MODELS:
-            known = ", ".join(f"local:{known}" for known in LOCAL_MODELS)
-            raise EmbeddingError(f"unknown local embedder local:{name}; choose one of: {known}")
-        native, load = LOCAL_MODELS[name]
-        if dimensions != native:
-            raise EmbeddingError(
-                f"local:{name} has {native} dimensions, config says {dimensions}; "
-                f"set embedder_dimensions to {native}"
-            )
-        self._encode = load()
+        if (problem := local_embedder_problem(f"local:{name}", dimensions)) is not None:
+            raise EmbeddingError(problem[1])
+        self._encode = LOCAL_MODELS[name][1]()
         self.model = f"local:{name}"
         self.dimensions = dimensions
 

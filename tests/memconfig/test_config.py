@@ -1,6 +1,10 @@
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.test import override_settings
 from django.utils import timezone
@@ -207,6 +211,48 @@ def test_a_local_embedder_must_have_its_models_dimensions(alice):
         changed_by="o",
     )
     assert config_effective(agent=alice.agent)["embedder_dimensions"] == 384
+
+
+def test_a_local_embedder_this_server_has_not_is_refused_naming_those_it_has(alice):
+    project = alice.agent.project
+
+    with pytest.raises(ApplicationError) as error:
+        config_update(
+            project=project,
+            changes={"embedder_model": "local:nope", "embedder_dimensions": 384},
+            changed_by="o",
+        )
+
+    assert error.value.message == (
+        "embedder_model: local:nope is no local embedder; choose one of: local:minilm-onnx, "
+        "local:all-MiniLM-L6-v2"
+    )
+    assert config_level_get(project=project) is None
+
+
+@pytest.mark.parametrize(
+    "environment, says",
+    [
+        ({"MEMORY_EMBEDDER_MODEL": "local:nope"}, "MEMORY_EMBEDDER_MODEL: local:nope is no local"),
+        (
+            {"MEMORY_EMBEDDER_MODEL": "local:minilm-onnx", "MEMORY_EMBEDDER_DIMENSIONS": "256"},
+            "MEMORY_EMBEDDER_DIMENSIONS: local:minilm-onnx makes 384-dimension vectors",
+        ),
+    ],
+)
+def test_a_global_local_embedder_that_cannot_work_stops_manage_py_check(environment, says):
+    finished = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=django_settings.BASE_DIR,
+        env={**os.environ, **environment},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert finished.returncode != 0
+    assert says in finished.stderr
+    assert "providers.E001" in finished.stderr
 
 
 def test_a_stale_expected_version_is_a_conflict(alice):
