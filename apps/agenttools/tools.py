@@ -4,6 +4,7 @@ import uuid
 from typing import Literal
 
 from django.conf import settings
+from django.db import transaction
 from pydantic import Field, field_validator
 
 from apps.agenttools.arguments import (
@@ -125,12 +126,15 @@ class AppendMessages(ThreadArguments):
 def append_messages(caller: Caller, args: AppendMessages) -> dict:
     """Log messages (the user's, yours, tool calls and results) to a thread, oldest first. A
     thread named by channel + external_id is created on first use."""
-    thread = thread_of(caller, args, create=True)
-    appended = thread_services.thread_append_messages(
-        agent=caller.agent,
-        thread_id=thread.id,
-        items=[thread_services.MessageInput(**item.model_dump()) for item in args.messages],
-    )
+    # One transaction: a batch refused (a user turn that says nothing, a run of another
+    # thread) leaves no thread behind that this call created for it.
+    with transaction.atomic():
+        thread = thread_of(caller, args, create=True)
+        appended = thread_services.thread_append_messages(
+            agent=caller.agent,
+            thread_id=thread.id,
+            items=[thread_services.MessageInput(**item.model_dump()) for item in args.messages],
+        )
     return {
         "thread_id": thread.id,
         "messages": [

@@ -180,7 +180,6 @@ def thread_append_messages(
         )
         if thread is None:
             raise NotFound("No such thread.")
-        _check_said_something(items)
         _check_runs(thread, items)
         stored = _messages_by_key(thread, items)
         results: list[AppendedMessage] = []
@@ -193,6 +192,7 @@ def thread_append_messages(
                 _check_same_body(prior, item, index)
                 results.append(AppendedMessage(prior, replayed=True))
                 continue
+            _check_said_something(index, item)  # a replay answers what was stored, as it was
             seq += 1
             message = _message_from_input(thread, seq, item, now)
             new.append(message)
@@ -207,21 +207,20 @@ def thread_append_messages(
     return results
 
 
-def _check_said_something(items: list[MessageInput]) -> None:
+def _check_said_something(index: int, item: MessageInput) -> None:
     """Refuse a user message with neither content nor payload: a turn that says nothing would
     be stored, counted and shown in contexts as if the user had spoken."""
-    for index, item in enumerate(items):
-        said = item.content.strip() or item.payload is not None
-        if item.role == "user" and item.kind == "message" and not said:
-            problem = (
-                "A user message needs content, what the user said (or a payload, such as an "
-                "attachment's description)."
-            )
-            # details nest as a serializer's errors of one message of the batch do.
-            raise ApplicationError(
-                f"messages[{index}].content: {problem}",
-                details={"messages": {str(index): {"content": [problem]}}},
-            )
+    said = item.content.strip() or item.payload is not None
+    if item.role == "user" and item.kind == "message" and not said:
+        problem = (
+            "A user message needs content, what the user said (or a payload, such as an "
+            "attachment's description)."
+        )
+        # details nest as a serializer's errors of one message of the batch do.
+        raise ApplicationError(
+            f"messages[{index}].content: {problem}",
+            details={"messages": {str(index): {"content": [problem]}}},
+        )
 
 
 def _check_runs(thread: Thread, items: list[MessageInput]) -> None:

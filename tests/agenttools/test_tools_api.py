@@ -221,6 +221,11 @@ def test_append_messages_refuses_a_user_turn_that_says_nothing(alice):
 
     assert error["message"].startswith("messages[1].content: A user message needs content")
     assert alice.get(f"/api/v1/threads/{thread['id']}").json()["last_seq"] == 0
+    # Named by its chat, the thread the call would have created is not left behind.
+    named = {"channel": "web", "external_id": "new-chat", "messages": [{"role": "user"}]}
+    call(alice, "append_messages", named, expect=400)
+    listed = alice.get("/api/v1/threads", {"channel": "web"}).json()["results"]
+    assert listed == []
 
 
 def test_remember_refuses_another_agents_message(alice, bob):

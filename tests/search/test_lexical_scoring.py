@@ -1,11 +1,13 @@
 """Full-text scores: weighed by how common a word is in the scope, never in other tenants' data."""
 
 import pytest
+from django.db import connection
 
 from apps.search.backends import backend
 from apps.search.backends.common import Span, bm25_scores, matches_per_term
 from apps.search.models import SearchItem
 from apps.search.scope import Scope
+from tests.races import before_statement
 
 
 def messages_scope(actor, thread_id) -> Scope:
@@ -91,6 +93,27 @@ def test_a_short_message_with_the_word_ranks_above_a_newer_long_one(alice):
     short, long = sorted(found, key=lambda c: c.item_id)
     assert short.score > long.score > 0
     assert found[0] == short
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="SQLite reads matches within the ids it spanned"
+)
+def test_a_match_written_after_the_scope_was_spanned_is_scored_not_a_500(alice):
+    # PostgreSQL reads the scope's lowest and highest ids, then its matches, in statements of
+    # their own: a message appended in between is among the matches but past the span read.
+    thread = alice.new_thread()
+    alice.append(thread["id"], {"role": "user", "content": "the crane"})
+    scope = messages_scope(alice, thread["id"])
+
+    def append_meanwhile():
+        alice.append(thread["id"], {"role": "user", "content": "the crane again"})
+
+    with before_statement("FROM search_searchitem c WHERE c.tsv @@", append_meanwhile):
+        found = backend().lexical_candidates(scope, ["crane"], limit=1)
+
+    newest = SearchItem.objects.filter(thread_id=thread["id"]).order_by("-id").first()
+    assert [c.item_id for c in found] == [newest.id]
+    assert found[0].score > 0
 
 
 def test_a_rare_word_outweighs_a_common_one():

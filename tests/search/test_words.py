@@ -116,7 +116,7 @@ def test_the_indexed_text_is_what_was_said_then_who_and_when(alice):
     _say(
         alice,
         {"content": "hello", "name": "maria", "created_at": "2023-05-04T23:30:00Z"},
-        {"content": "", "actor": "bot", "created_at": "2024-02-29T00:00:00Z"},
+        {"role": "assistant", "content": "", "actor": "bot", "created_at": "2024-02-29T00:00:00Z"},
     )
 
     texts = sorted(SearchItem.objects.values_list("content", flat=True))

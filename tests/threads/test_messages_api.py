@@ -3,6 +3,8 @@ from datetime import UTC, datetime
 import pytest
 from django.test import override_settings
 
+from apps.threads.models import Message, Thread
+
 
 def test_it_numbers_appended_messages_from_one(alice):
     thread = alice.new_thread()
@@ -187,6 +189,27 @@ def test_a_user_turn_needs_content_or_a_payload_and_other_turns_need_neither(ali
     assert refused.json()["error"]["message"] == f"messages[0].content: {problem}"
     # as the serializer's errors of one message nest (role, kind, ...)
     assert refused.json()["error"]["details"] == {"messages": {"0": {"content": [problem]}}}
+
+
+def test_a_blank_user_turn_stored_before_is_still_replayed_by_its_key(alice):
+    thread = alice.new_thread()
+    stored = Message.objects.create(
+        thread=Thread.objects.get(pk=thread["id"]),
+        seq=1,
+        role="user",
+        content="",
+        idempotency_key="k1",
+    )
+    Thread.objects.filter(pk=thread["id"]).update(last_seq=1)
+
+    replay = alice.post(
+        f"/api/v1/threads/{thread['id']}/messages",
+        {"messages": [{"role": "user", "content": "", "idempotency_key": "k1"}]},
+    )
+
+    assert replay.status_code == 200, replay.content
+    assert replay.json()["messages"][0]["id"] == str(stored.id)
+    assert replay.json()["messages"][0]["replayed"] is True
 
 
 @override_settings(MESSAGE_MAX_CONTENT_CHARS=100)

@@ -69,7 +69,9 @@ def bm25_scores(
             continue
         frequency = float(len(rows))
         if len(rows) >= candidates:
-            frequency *= (span.high - span.low + 1) / (span.high - rows[-1][0] + 1)
+            # At least 1: a match written after the span was read (callers widen the span to
+            # hold what they found; this keeps the estimate finite whatever they pass)
+            frequency *= (span.high - span.low + 1) / max(1, span.high - rows[-1][0] + 1)
         documents = max(span.items, frequency)  # the scope's count may be a little stale
         idf = math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
         for item_id, _ in rows:

@@ -131,30 +131,41 @@ def newest_matches(
     query = _Query(scope, terms, per_term)
     with connection.cursor() as cursor:
         size = query.size(cursor)
-        low, high = query.ends(cursor)
-        span = Span(low or 0, high or 0, size)
+        ends = query.ends(cursor)
         if scope.thread_id is None and size <= settings.SEARCH_LEXICAL_SCAN:
             found = {}
             query.add(found, query.scan(cursor))
-            return query.newest_per_term(found), span
+            return query.newest_per_term(found), _span(ends, size, found)
         if size <= settings.SEARCH_LEXICAL_WALK:
             # A small scope: whatever the planner picks reads little, in one statement.
             found = {}
             query.add(found, _union(cursor, [query.planned(t) for t in query.tsqueries]))
-            return query.newest_per_term(found), span
+            return query.newest_per_term(found), _span(ends, size, found)
         found, walked, lowest = query.sample(cursor)
-        if lowest is None or walked < query.sample_size:
-            return query.newest_per_term(found), span  # the sample held the whole scope
+        if lowest is None or walked < query.sample_size:  # the sample held the whole scope
+            return query.newest_per_term(found), _span(ends, walked, found)
         # Beyond SEARCH_LEXICAL_WALK the scope is not counted: its items are as many as the
         # sample's density over the id span makes (other scopes' rows lie between them).
-        span = Span(low, high, max(size, round(walked * (high - low + 1) / (high - lowest + 1))))
+        spanned = _span(ends, size, {**found, lowest: None})
+        low, high = spanned.low, spanned.high
+        items = max(size, round(walked * (high - low + 1) / (high - lowest + 1)))
         walks, others = query.branches(cursor, found, walked, lowest)
         if walks:
             with _walk_only(cursor):
                 query.add(found, _union(cursor, walks))
         if others:
             query.add(found, _union(cursor, others))
-    return query.newest_per_term(found), span
+    return query.newest_per_term(found), _span((low, high), items, found)
+
+
+def _span(ends: tuple[int | None, int | None], items: int, found: dict) -> Span:
+    """The scope's span from its ends, read before the statements that found its matches: each
+    of those sees the rows committed meanwhile, so the span is widened to hold them all."""
+    low, high = ends
+    ids = [*found, *(end for end in ends if end is not None)]
+    if not ids:
+        return Span(0, 0, 0)
+    return Span(min(ids), max(ids), max(items, len(found)))
 
 
 @contextmanager
