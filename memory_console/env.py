@@ -49,8 +49,9 @@ def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-# DRF's throttles read "N/period" by the period's first letter: s, m, h or d.
-_RATE = re.compile(r"([1-9]\d*)/(s|sec|second|m|min|minute|h|hour|d|day)")
+# What DRF's throttles read (SimpleRateThrottle.parse_rate): a whole number, a slash, and a
+# period known by its first letter, s, m, h or d ("600/min", "100/hours", "1/d").
+_RATE = re.compile(r"\d+/[smhd][a-z]*")
 
 
 def env_rate(name: str, default: str) -> str | None:
