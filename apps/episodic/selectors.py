@@ -16,6 +16,7 @@ from apps.search.selectors import (
     query_embed,
     search,
     search_for_agent,
+    similarity_floor,
 )
 from apps.tenancy.models import Agent
 from apps.tenancy.selectors import resource_id_clean, resource_id_form
@@ -55,6 +56,7 @@ def entry_recall(
         kinds=[ItemKind.ENTRY],
         resource_id=resource.id if resource else None,
         top_k=top_k,
+        floor=similarity_floor(agent=agent, value=None),  # as POST /search and the context
     )
     entries = MemoryEntry.objects.select_related("resource", "extraction").in_bulk(
         [h.id for h in found.hits]

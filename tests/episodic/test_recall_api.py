@@ -1,5 +1,7 @@
 import pytest
 
+from tests.episodic.conftest import configure
+
 
 def _assert_error_shape(response, status, code):
     assert response.status_code == status, response.content
@@ -45,3 +47,19 @@ def test_recall_accepts_top_k_at_both_ends_of_its_range(alice, top_k):
 
     assert response.status_code == 200, response.content
     assert response.json() == {"results": []}
+
+
+def test_recall_keeps_entries_under_the_similarity_floor_out(alice, use_embedder):
+    # With vectors every entry has some similarity to any query: recall_memory lists those the
+    # floor lets through, as POST /search and the context do (it listed them all).
+    configure(alice, episodic_approval_required=False)
+    run_jobs = use_embedder(alice)
+    for content in ("Ann's invoices go out on Mondays.", "The staging server runs Debian."):
+        assert alice.post("/api/v1/episodic", {"content": content}).status_code == 201
+    run_jobs()
+
+    unrelated = alice.post("/api/v1/episodic/recall", {"query": "zebra quantum"}).json()
+    related = alice.post("/api/v1/episodic/recall", {"query": "invoices"}).json()
+
+    assert unrelated["results"] == []
+    assert [hit["content"] for hit in related["results"]] == ["Ann's invoices go out on Mondays."]
