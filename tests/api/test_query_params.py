@@ -143,8 +143,11 @@ def test_every_other_method_refuses_any_query_parameter_before_doing_anything(al
         response = admin.generic(method.upper(), url, "{}", content_type="application/json")
 
         assert response.status_code == 400, (method, url, response.content)
+        # Operations that take no body (DELETE, a reindex, a secret's rotation) do not advise one.
+        takes_body = method != "delete" and not path.endswith(("/reindex", "/rotate"))
+        advice = ": send its input in the body." if takes_body else "."
         assert response.json()["error"]["message"] == (
-            "top_k: Unknown query parameter. This operation takes none: send its input in the body."
+            f"top_k: Unknown query parameter. This operation takes none{advice}"
         ), (method, url)
         sent += 1
     assert sent >= 30

@@ -66,7 +66,8 @@ class ApiView(APIView):
                     }
                 )
         elif request.method != "OPTIONS":
-            _refuse_unknown_query_parameters(request, [])
+            takes_body = request.method not in self.bodyless_methods
+            _refuse_unknown_query_parameters(request, [], takes_body=takes_body)
             _refuse_repeated_query_parameters(request)  # ?format=json&format=json
             if request.method in self.bodyless_methods and _has_body(request):
                 raise exceptions.ValidationError(
@@ -102,15 +103,15 @@ def _refuse_repeated_query_parameters(request) -> None:
         raise exceptions.ValidationError(repeated)
 
 
-def _refuse_unknown_query_parameters(request, taken: list[str]) -> None:
+def _refuse_unknown_query_parameters(request, taken: list[str], takes_body=False) -> None:
     unknown = sorted(set(request.query_params) - {*taken, api_settings.URL_FORMAT_OVERRIDE})
     if unknown:
         if taken:
             known = f"This operation takes: {', '.join(taken)}."
-        elif request.method in ("GET", "HEAD"):
-            known = "This operation takes none."  # nor a body (refused as well)
-        else:
+        elif takes_body:
             known = "This operation takes none: send its input in the body."
+        else:
+            known = "This operation takes none."  # nor a body (refused as well)
         raise exceptions.ValidationError(
             {name: [f"Unknown query parameter. {known}"] for name in unknown}
         )
