@@ -18,7 +18,6 @@ server cannot ask the client anything mid-call. The tools need neither: each ans
 """
 
 import json
-from functools import partial
 from types import SimpleNamespace
 
 from django.http import HttpResponse, JsonResponse
@@ -100,12 +99,16 @@ def _rpc_error(
 
 
 def request_id(body: bytes) -> str | int | None:
-    """The message's id, if the body is one JSON object with one valid id (else None)."""
+    """The message's id, if the body is one JSON object with one valid id (else None). Read
+    only to answer an error: a key repeated elsewhere in the message leaves its id readable."""
     try:
-        message = json.loads(body, object_pairs_hook=object_once)
-    except (RepeatedKey, ValueError):
+        pairs = json.loads(body, object_pairs_hook=list)
+    except (ValueError, RecursionError):
         return None
-    found = message.get("id") if isinstance(message, dict) else None
+    if not isinstance(pairs, list) or not all(isinstance(p, tuple) for p in pairs):
+        return None  # an array of messages, or no object
+    ids = [value for key, value in pairs if key == "id"]
+    found = ids[0] if len(ids) == 1 else None
     return found if isinstance(found, str | int) and not isinstance(found, bool) else None
 
 
@@ -148,6 +151,8 @@ def envelope_problem(body: bytes) -> str | None:
         message = json.loads(body, object_pairs_hook=object_once)
     except RepeatedKey as repeated:  # the SDK's parser kept the last value without a word
         return str(repeated).rstrip(".")
+    except RecursionError:  # json recurses once per level: thousands of them were a 500
+        return "the message nests too deeply; flatten it to at most 100 levels"
     except ValueError:
         return None
     if not isinstance(message, dict):
@@ -234,7 +239,10 @@ def mcp_view(request):
     # read(), not .body: .body is capped at Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MiB), and
     # ApiBodyLimitMiddleware has held Content-Length to API_MAX_BODY_BYTES, as for the REST API.
     sent = request.read()
-    refuse = partial(_rpc_error, status=400, request_id=request_id(sent))
+
+    def refuse(code: int, message: str) -> HttpResponse:
+        return _rpc_error(code, message, status=400, request_id=request_id(sent))
+
     if request.GET:  # the message says everything; a query parameter would be ignored
         name = next(iter(request.GET))
         return refuse(INVALID_REQUEST, f"Invalid request: {name}: /mcp takes no query parameters.")

@@ -275,6 +275,19 @@ def test_a_key_repeated_in_one_object_is_an_invalid_request(live_server, alice, 
     assert error["code"] == -32600
     assert "appears 2 times in one object; send it once" in error["message"]
     assert not Message.objects.exists()
+    # A repeated id is no id to answer under; a key repeated elsewhere leaves the id readable.
+    assert response.json()["id"] == (None if '"id": 2' in body else 1)
+
+
+def test_a_message_nested_thousands_deep_is_an_invalid_request_not_a_500(live_server, alice):
+    body = '{"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"x": ' + "[" * 100_000
+
+    response = post_raw(f"{live_server.url}/mcp", alice.key, content=body + "]" * 100_000 + "}}")
+
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == -32600
+    assert "nests too deeply" in error["message"]
 
 
 def test_a_string_id_is_answered_under_it(live_server, alice):
