@@ -36,6 +36,5 @@ def failure_handler_for(kind: str) -> Callable | None:
     return _FAILURE_HANDLERS.get(kind)
 
 
-def job_kinds() -> list[str]:
-    """The kinds of job that have a handler, sorted."""
+def registered_kinds() -> list[str]:
     return sorted(_HANDLERS)

@@ -4,7 +4,7 @@ from django.db.models import Count, Min
 from django.utils import timezone
 
 from apps.jobs.models import Job, JobStatus
-from apps.jobs.registry import handler_for
+from apps.jobs.registry import handler_for, registered_kinds
 
 
 def job_health() -> dict:
@@ -18,6 +18,11 @@ def job_health() -> dict:
         "succeeded": counts.get(JobStatus.SUCCEEDED, 0),
         "oldest_pending_seconds": (timezone.now() - oldest).total_seconds() if oldest else None,
     }
+
+
+def job_kinds() -> list[str]:
+    """The kinds of job that have a handler, sorted."""
+    return registered_kinds()
 
 
 def job_kind_known(kind: str) -> bool:

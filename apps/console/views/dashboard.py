@@ -21,8 +21,7 @@ from apps.console.roles import (
 )
 from apps.episodic.selectors import entry_counts
 from apps.jobs.models import JobStatus
-from apps.jobs.registry import job_kinds
-from apps.jobs.selectors import job_health, job_kind_known, job_list
+from apps.jobs.selectors import job_health, job_kind_known, job_kinds, job_list
 from apps.knowledge.models import DocumentStatus
 from apps.knowledge.selectors import document_counts
 from apps.tenancy.selectors import agent_list, project_list, tenancy_counts
