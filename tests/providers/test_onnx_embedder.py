@@ -91,5 +91,8 @@ def test_it_says_which_package_to_install(module, package, monkeypatch, fresh_lo
 
 
 def test_it_rejects_dimensions_other_than_the_models():
-    with pytest.raises(EmbeddingError, match="local:minilm-onnx has 384 dimensions"):
+    with pytest.raises(
+        EmbeddingError,
+        match="local:minilm-onnx makes 384-dimension vectors; set embedder_dimensions to 384",
+    ):
         embedder_for("local:minilm-onnx", 1536)
