@@ -81,6 +81,20 @@ def bm25_scores(
     return scores
 
 
+def bm25_candidates(
+    per_term: list[list[tuple[int, int]]],
+    span: Span,
+    candidates: int,
+    created: dict[int, float],
+    limit: int,
+) -> list[Candidate]:
+    """Return the limit best of bm25_scores(), best first (the newer first on a tie), with each
+    item's created_at from created (item id -> epoch seconds)."""
+    scores = bm25_scores(per_term, span, candidates)
+    ranked = sorted(scores.items(), key=lambda pair: (-pair[1], -pair[0]))
+    return [Candidate(item_id, score, created[item_id]) for item_id, score in ranked[:limit]]
+
+
 def scope_where(scope: Scope, alias: str, *, leading: str | None = None) -> tuple[str, list]:
     """Return (SQL conditions, params) restricting table `alias` to the scope.
 

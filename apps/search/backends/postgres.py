@@ -39,7 +39,7 @@ from django.db import connection, transaction
 from apps.search.backends.common import (
     Candidate,
     Span,
-    bm25_scores,
+    bm25_candidates,
     capped_count,
     epoch_seconds,
     matches_per_term,
@@ -67,9 +67,7 @@ def lexical_candidates(scope: Scope, terms: list[Term | str], limit: int) -> lis
         [(match.item_id, match.length) for match in matches if match.hits[index]][:per_term]
         for index in range(len(terms))
     ]
-    scores = bm25_scores(matched, span, per_term)
-    ranked = sorted(scores.items(), key=lambda pair: (-pair[1], -pair[0]))
-    return [Candidate(item_id, score, created[item_id]) for item_id, score in ranked[:limit]]
+    return bm25_candidates(matched, span, per_term, created, limit)
 
 
 def newest_created(scope: Scope) -> float | None:
@@ -146,7 +144,7 @@ def newest_matches(
             return query.newest_per_term(found), _span(ends, walked, found)
         # Beyond SEARCH_LEXICAL_WALK the scope is not counted: its items are as many as the
         # sample's density over the id span makes (other scopes' rows lie between them).
-        spanned = _span(ends, size, {**found, lowest: None})
+        spanned = _span(ends, size, [*found, lowest])
         low, high = spanned.low, spanned.high
         items = max(size, round(walked * (high - low + 1) / (high - lowest + 1)))
         walks, others = query.branches(cursor, found, walked, lowest)
@@ -158,10 +156,10 @@ def newest_matches(
     return query.newest_per_term(found), _span((low, high), items, found)
 
 
-def _span(ends: tuple[int | None, int | None], items: int, found: dict) -> Span:
-    """The scope's span from its ends, read before the statements that found its matches: each
-    of those sees the rows committed meanwhile, so the span is widened to hold them all."""
-    low, high = ends
+def _span(ends: tuple[int | None, int | None], items: int, found) -> Span:
+    """The scope's span from its ends, read before the statements that found its matches (the
+    ids in found): each of those sees the rows committed meanwhile, so the span is widened to
+    hold them all."""
     ids = [*found, *(end for end in ends if end is not None)]
     if not ids:
         return Span(0, 0, 0)

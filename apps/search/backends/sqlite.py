@@ -10,7 +10,7 @@ from django.db import connection
 from apps.search.backends.common import (
     Candidate,
     Span,
-    bm25_scores,
+    bm25_candidates,
     capped_count,
     db_uuid,
     epoch_seconds,
@@ -131,9 +131,7 @@ def _newest_and_scored(where, params, terms, limit) -> list[Candidate]:
             return []
         size = capped_count(cursor, "search_searchitem", "si", where, params, _COUNT_CAP)
     span = Span(low, high, size if size <= _COUNT_CAP else high - low + 1)
-    scores = bm25_scores(per_term, span, per_term_limit)
-    ranked = sorted(scores.items(), key=lambda pair: (-pair[1], -pair[0]))
-    return [Candidate(item_id, score, created[item_id]) for item_id, score in ranked[:limit]]
+    return bm25_candidates(per_term, span, per_term_limit, created, limit)
 
 
 def _sqlite_stamp(cursor, scope: Scope, where: str, params: list) -> tuple:
